@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { SEVERITIES, type Severity } from '../engine/types.js';
+import { DEFAULT_TARGETS, lookupGpu, type GpuSpec } from './gpus.js';
+import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
+
+const severity = z.enum(SEVERITIES);
+const failOn = z.enum([...SEVERITIES, 'none'] as const);
+
+const vocabularyShape = Object.fromEntries(
+  Object.keys(DEFAULT_VOCABULARIES).map((k) => [
+    k,
+    z.array(z.string()).optional().describe(`Extra names for the "${k}" vocabulary (added to the defaults).`),
+  ]),
+) as Record<VocabularyName, z.ZodOptional<z.ZodArray<z.ZodString>>>;
+
+/**
+ * The one configuration schema, shared by the CLI (`--config FILE`) and the GitHub App
+ * (`.github/gpu-review.yml`). Unknown keys are errors, so a typo never silently disables a rule.
+ */
+export const configSchema = z
+  .object({
+    passes: z
+      .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.boolean())
+      .optional()
+      .describe('Turn review passes on or off by number, e.g. {"4": false}. All passes are on by default.'),
+    rules: z
+      .record(z.string(), z.union([severity, z.literal('off'), z.literal('on')]))
+      .optional()
+      .describe('Per-rule override: a severity, "off", or "on" (enables a preview rule at its own severity).'),
+    min_severity: severity.optional().describe('Findings below this severity are not reported. Default: low (report all).'),
+    fail_on: failOn.optional().describe('Severity at or above which the review fails (CLI exit 1, failing check run). Default: high.'),
+    include: z.array(z.string()).optional().describe('Only review paths matching one of these globs. Default: everything.'),
+    exclude: z.array(z.string()).optional().describe('Never review paths matching these globs (e.g. "third_party/**").'),
+    targets: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('Target GPUs whose limits the checks apply: any of A100, H100, RTX 3090, RTX 4090. Default: all four.'),
+    vocabularies: z
+      .object(vocabularyShape)
+      .strict()
+      .optional()
+      .describe('Project names added to the built-in vocabularies (catalog §1.5).'),
+    hot_path_functions: z
+      .string()
+      .optional()
+      .describe(`Regex of function names treated as hot paths. Default: ${DEFAULT_HOT_PATH_FUNCTIONS}`),
+    inline_comment_cap: z.number().int().min(0).max(1000).optional().describe('Most inline comments per review; the rest go to the review body. Default: 30.'),
+    enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
+    skip_drafts: z.boolean().optional().describe('GitHub App: skip draft pull requests. Default: true.'),
+    skip_bot_authors: z.boolean().optional().describe('GitHub App: skip pull requests opened by bots. Default: true.'),
+    limits: z
+      .object({
+        max_file_bytes: z.number().int().positive().optional().describe('Files larger than this are skipped. Default: 2000000.'),
+        max_line_length: z.number().int().positive().optional().describe('Files with a longer line (minified or generated) are skipped. Default: 20000.'),
+        file_timeout_ms: z.number().int().positive().optional().describe('Parse time limit per source. Default: 5000.'),
+      })
+      .strict()
+      .optional()
+      .describe('Per-file bounds that keep one pathological file from stalling a review.'),
+  })
+  .strict();
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface ResolvedConfig {
+  passes: Record<number, boolean>;
+  rules: Record<string, Severity | 'off' | 'on'>;
+  minSeverity: Severity;
+  failOn: Severity | 'none';
+  include: string[];
+  exclude: string[];
+  targets: GpuSpec[];
+  vocab: Vocabularies;
+  hotPathFunctions: RegExp;
+  inlineCommentCap: number;
+  enablePreview: boolean;
+  skipDrafts: boolean;
+  skipBotAuthors: boolean;
+  limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number };
+}
+
+export class ConfigError extends Error {}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    const keys = (issue as { keys: string[] }).keys;
+    const at = issue.path.length ? ` in "${where}"` : '';
+    return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}${at}`;
+  }
+  return `"${where}": ${issue.message}`;
+}
+
+/**
+ * Validate a parsed YAML/JSON object and resolve defaults. `knownRules` is the registry's id list:
+ * a rule id that does not exist is an error naming it.
+ */
+export function resolveConfig(raw: unknown, knownRules: readonly string[]): ResolvedConfig {
+  const parsed = configSchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    throw new ConfigError(`invalid config: ${parsed.error.issues.map(describeIssue).join('; ')}`);
+  }
+  const c = parsed.data;
+  const known = new Set(knownRules);
+  for (const id of Object.keys(c.rules ?? {})) {
+    if (!known.has(id)) throw new ConfigError(`invalid config: unknown rule id "${id}" in "rules"`);
+  }
+  const targets: GpuSpec[] = [];
+  for (const name of c.targets ?? DEFAULT_TARGETS) {
+    const gpu = lookupGpu(name);
+    if (!gpu) throw new ConfigError(`invalid config: unknown GPU "${name}" in "targets" (known: A100, H100, RTX 3090, RTX 4090)`);
+    targets.push(gpu);
+  }
+  let hot: RegExp;
+  try {
+    hot = new RegExp(c.hot_path_functions ?? DEFAULT_HOT_PATH_FUNCTIONS);
+  } catch {
+    throw new ConfigError(`invalid config: "hot_path_functions" is not a valid regular expression`);
+  }
+  const vocab = Object.fromEntries(
+    Object.entries(DEFAULT_VOCABULARIES).map(([k, v]) => [k, [...v, ...((c.vocabularies as Record<string, string[] | undefined> | undefined)?.[k] ?? [])]]),
+  ) as Vocabularies;
+  const passes: Record<number, boolean> = { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true };
+  for (const [k, v] of Object.entries(c.passes ?? {})) passes[Number(k)] = v;
+  return {
+    passes,
+    rules: c.rules ?? {},
+    minSeverity: c.min_severity ?? 'low',
+    failOn: c.fail_on ?? 'high',
+    include: c.include ?? [],
+    exclude: c.exclude ?? [],
+    targets,
+    vocab,
+    hotPathFunctions: hot,
+    inlineCommentCap: c.inline_comment_cap ?? 30,
+    enablePreview: c.enable_preview ?? false,
+    skipDrafts: c.skip_drafts ?? true,
+    skipBotAuthors: c.skip_bot_authors ?? true,
+    limits: {
+      maxFileBytes: c.limits?.max_file_bytes ?? 2_000_000,
+      maxLineLength: c.limits?.max_line_length ?? 20_000,
+      fileTimeoutMs: c.limits?.file_timeout_ms ?? 5000,
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type Parser from 'tree-sitter';
+
+export type SyntaxNode = Parser.SyntaxNode;
+export type Tree = Parser.Tree;
+
+/** Six-level scale of the catalog (§2.3), most severe first. */
+export const SEVERITIES = ['critical', 'high', 'medium-high', 'medium', 'low-medium', 'low'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Lower rank = more severe. */
+export function severityRank(s: Severity): number {
+  return SEVERITIES.indexOf(s);
+}
+
+/** True when `s` is at least as severe as `threshold`. */
+export function atLeast(s: Severity, threshold: Severity): boolean {
+  return severityRank(s) <= severityRank(threshold);
+}
+
+export const LANGUAGES = ['cuda', 'python', 'nvrtc-in-python', 'luisa-dsl'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export type Confidence = 'high' | 'medium' | 'low';
+export type Kind = 'correctness' | 'performance' | 'portability' | 'maintainability';
+export type Pass = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+
+export const PASS_NAMES: Record<Pass, string> = {
+  1: 'host-device boundary',
+  2: 'synchronization',
+  3: 'kernel efficiency',
+  4: 'precision',
+  5: 'memory',
+  6: 'NVRTC / compilation',
+  7: 'rewrite hand-off',
+};
+
+/**
+ * A fix replaces whole lines of the post-change file (1-based, inclusive), which is what a
+ * GitHub suggestion block does. `safe` fixes may become suggestion blocks; `judgment` fixes
+ * are prose only.
+ */
+export interface Fix {
+  kind: 'safe' | 'judgment';
+  description: string;
+  replace?: { startLine: number; endLine: number; text: string };
+}
+
+export interface Finding {
+  ruleId: string;
+  pass: Pass;
+  severity: Severity;
+  confidence: Confidence;
+  kind: Kind;
+  messageId: string;
+  message: string;
+  citation: string;
+  docUrl: string;
+  /** Path on the new side of the diff. */
+  path: string;
+  language: Language;
+  /** 1-based, on the new side. */
+  line: number;
+  endLine: number;
+  column: number;
+  endColumn: number;
+  fix?: Fix;
+  fingerprint: string;
+  /** Other rules that matched the same node (§2.4 precedence). */
+  also?: string[];
+  /** Filled by the diff filter. */
+  onAddedLine?: boolean;
+  inHunk?: boolean;
+  suggestionFits?: boolean;
+}
+
+export interface FileReport {
+  path: string;
+  language: Language | null;
+  /** Share of bytes outside ERROR/MISSING nodes, per source (0..1); 1 when nothing was parsed. */
+  parseCoverage: number;
+  sources: { language: Language; label: string; parseCoverage: number; bytes: number }[];
+  skipped?: string;
+  findings: number;
+}
+
+export interface ReviewError {
+  path?: string;
+  message: string;
+}
+
+export interface ReviewResult {
+  findings: Finding[];
+  files: FileReport[];
+  errors: ReviewError[];
+}
