@@ -54,6 +54,8 @@ export interface Finding {
   messageId: string;
   message: string;
   citation: string;
+  /** One sentence: why this matters (from the rule's documentation). */
+  why: string;
   docUrl: string;
   /** Path on the new side of the diff. */
   path: string;
