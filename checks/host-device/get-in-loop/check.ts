@@ -1,0 +1,58 @@
+import { pythonModel } from '../../../src/analysis/python.js';
+import { unparen } from '../../../src/analysis/syntax.js';
+import { defineCheck } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+
+/** `for name, d_arr in (("a", d_a), ("b", d_b)):` — a host list of distinct device arrays. */
+function iteratesHostListOfArrays(loop: SyntaxNode, target: SyntaxNode): boolean {
+  if (loop.type !== 'for_statement') return false;
+  const right = unparen(loop.childForFieldName('right'));
+  if (!right) return false;
+  const literal = right.type === 'tuple' || right.type === 'list' || (right.type === 'call' && /\.items$|^zip$|^enumerate$/.test(right.childForFieldName('function')?.text ?? ''));
+  if (!literal) return false;
+  let base = unparen(target);
+  while (base && (base.type === 'subscript' || base.type === 'attribute')) base = base.namedChildren[0] ?? null;
+  if (base?.type !== 'identifier') return false;
+  const left = loop.childForFieldName('left');
+  return !!left && left.descendantsOfType('identifier').some((i) => i.text === base!.text);
+}
+
+export default defineCheck({
+  id: 'host-device/get-in-loop',
+  pass: 1,
+  severity: 'critical',
+  kind: 'performance',
+  confidence: 'high',
+  languages: ['python'],
+  citation: '003 §8.2 Host-Device Ping-Pong; 003 §9 Pass 1; 003 §2.4 Operations That Cause Implicit Synchronization',
+  summary: 'Device-to-host read inside a host loop that also does GPU work (ping-pong).',
+  why: 'Each read stalls the pipeline until the GPU drains, then the next launch pays 3–5 µs of launch latency again, once per iteration (003 §8.2, §3.5).',
+  messages: {
+    d2hInLoop: 'Device→host read `{{code}}` inside a loop: every iteration stalls the GPU and round-trips through the host (ping-pong).',
+  },
+  fix: 'judgment',
+  supersedes: ['sync/scalar-conversion-of-device-value', 'host-device/d2h-mid-pipeline'],
+  create(ctx) {
+    return {
+      'source:exit'() {
+        const m = ctx.get(pythonModel);
+        if (m.testOrBench) return;
+        for (const d of m.d2h) {
+          const loop = m.loopOf(d.node);
+          if (!loop || m.debugGated(d.node) || m.inCpuFallback(d.node)) continue;
+          const scope = m.scopeOf(d.node);
+          // GPU work anywhere in the loop runs again after this read; work after the loop consumes it.
+          const work = m.gpuWorkIn(scope).some((w) => (w.startIndex >= loop.startIndex && w.endIndex <= loop.endIndex && w.id !== d.node.id) || w.startIndex >= loop.endIndex);
+          if (!work) continue;
+          if (iteratesHostListOfArrays(loop, d.target)) continue;
+          ctx.report({
+            node: d.node,
+            messageId: 'd2hInLoop',
+            data: { code: d.node.text.length > 60 ? d.node.text.slice(0, 57) + '...' : d.node.text },
+            fix: { description: 'Batch the loop: compute per-item counts on the device, `exclusive_sum(..., synchronize=False)`, take one total with `count_scatter_total(...)`, allocate once and launch once over all items.' },
+          });
+        }
+      },
+    };
+  },
+});

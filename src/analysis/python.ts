@@ -1,0 +1,491 @@
+import type { ResolvedConfig } from '../config/schema.js';
+import type { Analysis } from '../engine/check.js';
+import type { SyntaxNode } from '../engine/types.js';
+import type { Source } from '../sources/types.js';
+import { calleePath, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
+
+/**
+ * The host-side model of a Python module that the host-device, sync and memory rules share
+ * (catalog §1.4): which values live on the device (DEVICE taint), which expressions copy device
+ * data to the host (D2H), which calls do GPU work (GPU_OP), and the context predicates
+ * (IN_LOOP, HOT_PATH, DEBUG_GATED, TEST_OR_BENCH, CPU fallback).
+ */
+
+export type D2HKind = 'get' | 'asnumpy' | 'item' | 'tolist' | 'convert' | 'print' | 'str' | 'condition' | 'builtin' | 'copy-to-host';
+
+export interface D2H {
+  /** The node that performs the transfer (a call, or the condition expression). */
+  node: SyntaxNode;
+  kind: D2HKind;
+  /** The device expression that is read. */
+  target: SyntaxNode;
+  /** One element (`int(d[-1])`, `d[i].get()`, `x.item()`) rather than a whole array. */
+  scalar: boolean;
+}
+
+export interface GpuOp {
+  node: SyntaxNode;
+  kind: 'launch' | 'kernel-call' | 'cccl' | 'cupy' | 'operator' | 'method' | 'async-copy';
+}
+
+const LOOP_TYPES = ['for_statement', 'while_statement', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression'];
+const FUNCTION_TYPES = ['function_definition', 'lambda'];
+const HOST_METHODS = new Set(['get', 'item', 'tolist', 'tobytes', '__int__', '__float__', '__bool__']);
+const NON_DEVICE_CP = new Set([
+  'asnumpy', 'dtype', 'get_array_module', 'iinfo', 'finfo', 'result_type', 'can_cast', 'isscalar', 'ndim', 'shape', 'size',
+  'float16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool_',
+  'complex64', 'complex128', 'RawKernel', 'RawModule', 'ElementwiseKernel', 'ReductionKernel', 'fuse', 'get_default_memory_pool',
+  'get_default_pinned_memory_pool', 'show_config', 'is_available',
+]);
+const ALLOC_CREATORS = new Set(['empty', 'zeros', 'ones', 'full', 'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'asarray', 'array', 'ascontiguousarray', 'copy']);
+const CONVERTERS = new Set(['int', 'float', 'bool', 'complex']);
+const ITERATING_BUILTINS = new Set(['list', 'set', 'tuple', 'sorted', 'sum', 'min', 'max', 'any', 'all', 'range', 'map', 'enumerate', 'zip', 'len_']);
+
+export interface PyModel {
+  source: Source;
+  isDevice(expr: SyntaxNode | null | undefined): boolean;
+  d2h: D2H[];
+  d2hAt(node: SyntaxNode): D2H | undefined;
+  gpuOps: GpuOp[];
+  allocs: SyntaxNode[];
+  isGpuOpNode(n: SyntaxNode): boolean;
+  /** The function_definition (or module) a node belongs to. */
+  scopeOf(n: SyntaxNode): SyntaxNode;
+  /** Nearest enclosing loop in the same function whose body re-runs `n` each iteration. */
+  loopOf(n: SyntaxNode): SyntaxNode | null;
+  inLoop(n: SyntaxNode): boolean;
+  debugGated(n: SyntaxNode): boolean;
+  inCpuFallback(n: SyntaxNode): boolean;
+  hotPath(n: SyntaxNode): boolean;
+  testOrBench: boolean;
+  importsCupy: boolean;
+  /** The file uses the vibeSpatial helpers (catalog §2.4). */
+  projectVocabulary: boolean;
+  /** GPU ops and allocations of a scope, in document order. */
+  gpuWorkIn(scope: SyntaxNode): SyntaxNode[];
+  /** Assignments `name = value` by name, in document order, within the scope. */
+  assignmentsIn(scope: SyntaxNode): Map<string, Array<{ node: SyntaxNode; value: SyntaxNode }>>;
+  /** Identifier uses of `name` inside `scope`, in document order (assignment targets excluded). */
+  usesOf(name: string, scope: SyntaxNode): SyntaxNode[];
+  /** Names bound to kernels (objects whose call is a launch). */
+  kernelNames: Set<string>;
+  /** calleePath of a call node. */
+  callPath(call: SyntaxNode): string | null;
+  isCall(n: SyntaxNode, vocab: readonly string[]): boolean;
+}
+
+export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
+const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_/;
+const DEBUG_NAME = /debug|dump|^test_/i;
+const GPU_COND = /\b(use_gpu|gpu|cuda|cupy|HAS_CUPY|HAS_GPU|has_gpu|gpu_available|on_device|device)\b/i;
+const CPU_COND = /\b(cpu|fallback|use_numpy|numpy_fallback|on_host|host_only)\b/i;
+
+export const pythonModel: Analysis<PyModel> = {
+  name: 'python-model',
+  compute: (source, config) => buildModel(source, config),
+};
+
+function buildModel(source: Source, config: ResolvedConfig): PyModel {
+  const root = source.root;
+  const vocab = config.vocab;
+  const text = source.text;
+  const memo = new Map<number, boolean>();
+  const scopeMemo = new Map<number, SyntaxNode>();
+
+  const scopeOf = (n: SyntaxNode): SyntaxNode => {
+    const hit = scopeMemo.get(n.id);
+    if (hit) return hit;
+    let p = n.parent;
+    while (p && p.type !== 'function_definition') p = p.parent;
+    const s = p ?? root;
+    scopeMemo.set(n.id, s);
+    return s;
+  };
+
+  // Assignments per scope, by name, in document order.
+  const assignsByScope = new Map<number, Map<string, Array<{ node: SyntaxNode; value: SyntaxNode }>>>();
+  const kernelNames = new Set<string>();
+  const kernelDicts = new Set<string>();
+  const allAssignments = root.descendantsOfType(['assignment', 'augmented_assignment']);
+  for (const a of allAssignments) {
+    const left = a.childForFieldName('left');
+    const right = a.childForFieldName('right');
+    if (!left || !right) continue;
+    const scope = scopeOf(a);
+    let m = assignsByScope.get(scope.id);
+    if (!m) assignsByScope.set(scope.id, (m = new Map()));
+    const targets = left.type === 'pattern_list' || left.type === 'tuple_pattern' ? left.namedChildren : [left];
+    for (const t of targets) {
+      const key = t.type === 'identifier' || t.type === 'attribute' ? t.text : null;
+      if (!key) continue;
+      const list = m.get(key) ?? [];
+      list.push({ node: a, value: targets.length > 1 ? a : right });
+      m.set(key, list);
+    }
+    const rv = unparen(right);
+    if (rv?.type === 'call' && left.type !== 'pattern_list') {
+      const p = calleePath(rv.childForFieldName('function'));
+      if (matchesVocab(p, vocab.kernel_factories)) kernelNames.add(left.text);
+      if (p && /(^|\.)(compile_kernels|get_kernels|load_kernels)$/.test(p)) kernelDicts.add(left.text);
+    }
+  }
+
+  const params = new Map<number, Set<string>>();
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const set = new Set<string>();
+    for (const p of fn.childForFieldName('parameters')?.namedChildren ?? []) {
+      if (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') {
+        const ty = p.childForFieldName('type')?.text ?? '';
+        const name = p.namedChildren.find((c) => c.type === 'identifier')?.text ?? p.childForFieldName('name')?.text;
+        if (name && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
+      }
+    }
+    params.set(fn.id, set);
+  }
+
+  const callPath = (call: SyntaxNode) => calleePath(call.childForFieldName('function'));
+
+  const isCupyModulePath = (p: string | null) => !!p && vocab.device_modules.some((m) => p.startsWith(m + '.')) && !/\.cuda\./.test(p + '.') && !p.includes('.cuda.');
+
+  function lookupName(name: string, at: SyntaxNode): boolean | undefined {
+    let scope: SyntaxNode | null = scopeOf(at);
+    for (;;) {
+      const list = assignsByScope.get(scope.id)?.get(name);
+      if (list) {
+        let last: { node: SyntaxNode; value: SyntaxNode } | undefined;
+        for (const a of list) if (a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex)) last = a;
+        if (last) {
+          if (last.value.type === 'assignment') return /^d_/.test(name) || undefined; // tuple unpacking: by convention only
+          return isDevice(last.value);
+        }
+        // Assigned later in a loop body (loop-carried) or before the use in document order elsewhere.
+        if (scope.type === 'function_definition' && list.length && list.every((a) => a.node.startIndex > at.startIndex)) {
+          const v = list[0].value;
+          if (v.type !== 'assignment') return isDevice(v);
+        }
+      }
+      if (scope.type === 'function_definition' && params.get(scope.id)?.has(name)) return true;
+      if (scope === root) return undefined;
+      const outer: SyntaxNode | null = scope.parent;
+      scope = outer ? scopeOf(outer.type === 'function_definition' ? outer : scope) : root;
+      if (scope.id === scopeOf(at).id) scope = root;
+    }
+  }
+
+  function isDevice(n: SyntaxNode | null | undefined): boolean {
+    if (!n) return false;
+    const hit = memo.get(n.id);
+    if (hit !== undefined) return hit;
+    memo.set(n.id, false); // cycle guard
+    const r = computeDevice(n);
+    memo.set(n.id, r);
+    return r;
+  }
+
+  function computeDevice(n: SyntaxNode): boolean {
+    switch (n.type) {
+      case 'identifier': {
+        const v = lookupName(n.text, n);
+        if (v !== undefined) return v;
+        return /^d_/.test(n.text);
+      }
+      case 'parenthesized_expression':
+        return isDevice(n.namedChildren[0]);
+      case 'attribute': {
+        const attr = n.childForFieldName('attribute')?.text ?? '';
+        const obj = n.childForFieldName('object');
+        if (vocab.metadata_attributes.includes(attr)) return false;
+        if (obj && isDevice(obj)) return ['T', 'real', 'imag', 'flat'].includes(attr);
+        // `self.d_x` style members follow the naming convention; other attributes may be device arrays
+        // assigned in this module (`self.buf = cp.empty(...)`).
+        const own = lookupName(n.text, n);
+        if (own !== undefined) return own;
+        return /^d_/.test(attr);
+      }
+      case 'subscript': {
+        return isDevice(n.childForFieldName('value'));
+      }
+      case 'binary_operator':
+      case 'comparison_operator':
+      case 'boolean_operator':
+        return n.namedChildren.some((c) => isDevice(c));
+      case 'unary_operator':
+      case 'not_operator':
+        return isDevice(n.childForFieldName('argument') ?? n.namedChildren[0]);
+      case 'conditional_expression':
+        return isDevice(n.namedChildren[0]) || isDevice(n.namedChildren[2]);
+      case 'call': {
+        const fn = n.childForFieldName('function');
+        if (fn?.type === 'attribute') {
+          const obj = fn.childForFieldName('object');
+          const m = fn.childForFieldName('attribute')?.text ?? '';
+          if (obj && isDevice(obj)) return !HOST_METHODS.has(m);
+        }
+        const p = calleePath(fn);
+        const name = lastName(p);
+        if (p && isCupyModulePath(p) && strictPath(fn)) return !NON_DEVICE_CP.has(name ?? '');
+        if (matchesVocab(p, vocab.device_helpers)) return true;
+        if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.pointer_calls)) return false;
+        const args = pyArgs(n);
+        if (name && vocab.cccl_calls.includes(name) && (args.positional.some((a) => isDevice(a)) || cccl(p))) return true;
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** `cp.zeros`, not `cp.asarray(x).get`: a module function, no call inside the chain. */
+  const strictPath = (fn: SyntaxNode | null): boolean => !!fn && !fn.descendantsOfType('call').length && fn.type !== 'call';
+  const cccl = (p: string | null) => !!p && vocab.cccl_modules.some((m) => p.startsWith(m + '.'));
+
+  // D2H occurrences.
+  const d2h: D2H[] = [];
+  const d2hByNode = new Map<number, D2H>();
+  const isScalarTarget = (t: SyntaxNode): boolean => {
+    const u = unparen(t);
+    if (!u) return false;
+    if (u.type === 'subscript') {
+      const idx = u.childForFieldName('subscript') ?? u.namedChildren[1];
+      return !!idx && idx.type !== 'slice' && !u.text.includes(':');
+    }
+    if (u.type === 'call') {
+      const nm = lastName(calleePath(u.childForFieldName('function')));
+      return !!nm && ['sum', 'count_nonzero', 'max', 'min', 'any', 'all', 'mean', 'argmax', 'argmin', 'prod', 'dot', 'item'].includes(nm);
+    }
+    if (u.type === 'binary_operator') return u.namedChildren.every((c) => !isDevice(c) || isScalarTarget(c));
+    return false;
+  };
+  const addD2H = (node: SyntaxNode, kind: D2HKind, target: SyntaxNode, scalar?: boolean) => {
+    if (d2hByNode.has(node.id)) return;
+    const d: D2H = { node, kind, target, scalar: scalar ?? isScalarTarget(target) };
+    d2h.push(d);
+    d2hByNode.set(node.id, d);
+  };
+
+  const gpuOps: GpuOp[] = [];
+  const allocs: SyntaxNode[] = [];
+  const gpuOpIds = new Set<number>();
+  const addOp = (node: SyntaxNode, kind: GpuOp['kind']) => {
+    if (gpuOpIds.has(node.id)) return;
+    gpuOpIds.add(node.id);
+    gpuOps.push({ node, kind });
+  };
+
+  const nodes = root.descendantsOfType(['call', 'if_statement', 'while_statement', 'elif_clause', 'binary_operator', 'interpolation']);
+  for (const n of nodes) {
+    if (n.type === 'if_statement' || n.type === 'while_statement' || n.type === 'elif_clause') {
+      const cond = unparen(n.childForFieldName('condition'));
+      if (cond && isDevice(cond)) addD2H(cond, 'condition', cond, true);
+      continue;
+    }
+    if (n.type === 'interpolation') {
+      const e = n.childForFieldName('expression') ?? n.namedChildren[0];
+      if (e && isDevice(e)) addD2H(n, 'str', e);
+      continue;
+    }
+    if (n.type === 'binary_operator') {
+      if (n.parent?.type !== 'binary_operator' && n.namedChildren.some((c) => isDevice(c))) addOp(n, 'operator');
+      continue;
+    }
+    const fn = n.childForFieldName('function');
+    const p = calleePath(fn);
+    const name = lastName(p);
+    const args = pyArgs(n);
+    const first = args.positional[0];
+    if (fn?.type === 'attribute') {
+      const obj = fn.childForFieldName('object');
+      const m = fn.childForFieldName('attribute')?.text ?? '';
+      if (obj && isDevice(obj)) {
+        if (m === 'get' && args.positional.length === 0) addD2H(n, 'get', obj);
+        else if (m === 'item') addD2H(n, 'item', obj, true);
+        else if (m === 'tolist' || m === 'tobytes') addD2H(n, 'tolist', obj);
+        else if (!HOST_METHODS.has(m) && m !== 'synchronize') addOp(n, 'method');
+        continue;
+      }
+    }
+    if (matchesVocab(p, vocab.d2h_calls)) {
+      if (first && isDevice(first)) addD2H(n, name === 'asnumpy' ? 'asnumpy' : 'copy-to-host', first);
+      continue;
+    }
+    if (fn?.type === 'identifier' && CONVERTERS.has(fn.text)) {
+      if (first && isDevice(first)) addD2H(n, 'convert', first, true);
+      continue;
+    }
+    if (fn?.type === 'identifier' && fn.text === 'print') {
+      const dev = args.positional.find((a) => isDevice(a));
+      if (dev) addD2H(n, 'print', dev);
+      continue;
+    }
+    if (fn?.type === 'identifier' && (fn.text === 'str' || fn.text === 'repr')) {
+      if (first && isDevice(first)) addD2H(n, 'str', first);
+      continue;
+    }
+    if (fn?.type === 'identifier' && ITERATING_BUILTINS.has(fn.text) && !lookupBuiltinShadow(fn.text)) {
+      const dev = args.positional.find((a) => isDevice(a));
+      if (dev) addD2H(n, 'builtin', dev, ['min', 'max', 'sum', 'any', 'all', 'range'].includes(fn.text) && isScalarTarget(dev));
+      continue;
+    }
+    // GPU ops.
+    if (matchesVocab(p, vocab.launch_calls)) {
+      addOp(n, /copy/.test(p ?? '') ? 'async-copy' : 'launch');
+      continue;
+    }
+    if (fn && (kernelNames.has(fn.text) || (fn.type === 'call' && kernelNames.has(fn.childForFieldName('function')?.text ?? '')))) {
+      addOp(n, 'kernel-call');
+      continue;
+    }
+    if (fn?.type === 'subscript' && kernelDicts.has(fn.childForFieldName('value')?.text ?? '')) {
+      addOp(n, 'kernel-call');
+      continue;
+    }
+    // `kernel((grid,), (block,), args)` on a RawKernel obtained inline.
+    if (fn?.type === 'call' && matchesVocab(calleePath(fn.childForFieldName('function')), vocab.kernel_factories)) {
+      addOp(n, 'kernel-call');
+      continue;
+    }
+    if (name && vocab.cccl_calls.includes(name) && (cccl(p) || args.positional.some((a) => isDevice(a)))) {
+      addOp(n, 'cccl');
+      continue;
+    }
+    if (p && isCupyModulePath(p) && strictPath(fn)) {
+      if (ALLOC_CREATORS.has(name ?? '')) allocs.push(n);
+      if (args.positional.some((a) => isDevice(a)) || [...args.keywords.values()].some((a) => isDevice(a))) addOp(n, 'cupy');
+      continue;
+    }
+    if (matchesVocab(p, vocab.device_helpers) || matchesVocab(p, vocab.alloc_calls) || matchesVocab(p, vocab.pool_alloc_calls)) {
+      allocs.push(n);
+    }
+  }
+
+  function lookupBuiltinShadow(name: string): boolean {
+    return assignsByScope.get(root.id)?.has(name) ?? false;
+  }
+
+  const loopOf = (n: SyntaxNode): SyntaxNode | null => {
+    let child = n;
+    let p = n.parent;
+    while (p && !FUNCTION_TYPES.includes(p.type)) {
+      if (LOOP_TYPES.includes(p.type)) {
+        // The iterable of a `for` (and the first iterable of a comprehension) is evaluated once.
+        const once =
+          (p.type === 'for_statement' && p.childForFieldName('right')?.id === child.id) ||
+          (child.type === 'for_in_clause' && p.namedChildren.find((c) => c.type === 'for_in_clause')?.id === child.id && isInRight(child, n));
+        if (!once) return p;
+      }
+      child = p;
+      p = p.parent;
+    }
+    return null;
+  };
+  const isInRight = (clause: SyntaxNode, n: SyntaxNode) => {
+    const right = clause.childForFieldName('right');
+    return !!right && right.startIndex <= n.startIndex && n.endIndex <= right.endIndex;
+  };
+
+  const fnName = (scope: SyntaxNode) => (scope.type === 'function_definition' ? scope.childForFieldName('name')?.text ?? '' : '');
+  const debugGated = (n: SyntaxNode): boolean => {
+    if (DEBUG_NAME.test(source.path.split('/').pop() ?? '')) return true;
+    let child = n;
+    let p = n.parent;
+    while (p) {
+      if (p.type === 'if_statement' || p.type === 'elif_clause') {
+        const cond = p.childForFieldName('condition');
+        const inCond = cond && cond.startIndex <= n.startIndex && n.endIndex <= cond.endIndex;
+        const inAlt = p.type === 'if_statement' && p.childrenForFieldName('alternative').some((a) => a.id === child.id);
+        if (cond && !inCond && !inAlt && DEBUG_COND.test(cond.text)) return true;
+      }
+      if (p.type === 'function_definition' && DEBUG_NAME.test(fnName(p))) return true;
+      child = p;
+      p = p.parent;
+    }
+    return false;
+  };
+
+  const inCpuFallback = (n: SyntaxNode): boolean => {
+    let child = n;
+    let p = n.parent;
+    while (p) {
+      if (p.type === 'if_statement' || p.type === 'elif_clause') {
+        const cond = p.childForFieldName('condition');
+        const condText = cond?.text ?? '';
+        const inAlt = p.type === 'if_statement' && p.childrenForFieldName('alternative').some((a) => a.id === child.id && a.type === 'else_clause');
+        const inCons = p.childForFieldName('consequence')?.id === child.id;
+        const negated = /^\s*not\b/.test(condText);
+        if (inCons && (CPU_COND.test(condText) || (negated && GPU_COND.test(condText)))) return true;
+        if (inAlt && GPU_COND.test(condText) && !negated && !CPU_COND.test(condText)) return true;
+      }
+      if (p.type === 'except_clause' && /ImportError|ModuleNotFoundError|CUDARuntimeError|cuda/i.test(p.text.split('\n')[0])) return true;
+      if (p.type === 'function_definition' && /(^|_)(cpu|fallback|numpy|host)(_|$)/i.test(fnName(p))) return true;
+      child = p;
+      p = p.parent;
+    }
+    return false;
+  };
+
+  const cachedFn = (scope: SyntaxNode) =>
+    scope.parent?.type === 'decorated_definition' && /@(functools\.)?(lru_)?cache\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
+
+  const opStarts = new Map<number, number[]>();
+  const gpuWorkIn = (scope: SyntaxNode): SyntaxNode[] =>
+    [...gpuOps.map((o) => o.node), ...allocs].filter((x) => scopeOf(x).id === scope.id).sort((a, b) => a.startIndex - b.startIndex);
+
+  const hotPath = (n: SyntaxNode): boolean => {
+    const scope = scopeOf(n);
+    if (scope === root || cachedFn(scope)) return false;
+    if (loopOf(n)) return true;
+    if (config.hotPathFunctions.test(fnName(scope))) return true;
+    let starts = opStarts.get(scope.id);
+    if (!starts) opStarts.set(scope.id, (starts = gpuOps.filter((o) => scopeOf(o.node).id === scope.id).map((o) => o.node.startIndex)));
+    return starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
+  };
+
+  const usesMemo = new Map<string, SyntaxNode[]>();
+  const identifiers = (): SyntaxNode[] => {
+    let all = usesMemo.get('\0all');
+    if (!all) usesMemo.set('\0all', (all = root.descendantsOfType('identifier')));
+    return all;
+  };
+  const usesOf = (name: string, scope: SyntaxNode): SyntaxNode[] => {
+    const key = `${scope.id}:${name}`;
+    let r = usesMemo.get(key);
+    if (r) return r;
+    r = identifiers().filter((id) => {
+      if (id.text !== name) return false;
+      if (!(scope.startIndex <= id.startIndex && id.endIndex <= scope.endIndex)) return false;
+      const par = id.parent;
+      if (par?.type === 'attribute' && par.childForFieldName("attribute")?.id === id.id) return false;
+      if (par?.type === 'keyword_argument' && par.childForFieldName("name")?.id === id.id) return false;
+      if ((par?.type === 'assignment' || par?.type === 'augmented_assignment') && par.childForFieldName("left")?.id === id.id) return par.type === 'augmented_assignment';
+      if (par?.type === 'pattern_list' && par.parent?.type === 'assignment' && par.parent.childForFieldName('left')?.id === par.id) return false;
+      return true;
+    });
+    usesMemo.set(key, r);
+    return r;
+  };
+
+  return {
+    source,
+    isDevice,
+    d2h: d2h.sort((a, b) => a.node.startIndex - b.node.startIndex),
+    d2hAt: (node) => d2hByNode.get(node.id),
+    gpuOps: gpuOps.sort((a, b) => a.node.startIndex - b.node.startIndex),
+    allocs,
+    isGpuOpNode: (node) => gpuOpIds.has(node.id),
+    scopeOf,
+    loopOf,
+    inLoop: (node) => loopOf(node) !== null,
+    debugGated,
+    inCpuFallback,
+    hotPath,
+    testOrBench: TEST_OR_BENCH_PATH.test(source.path),
+    importsCupy: /^\s*(import\s+cupy|from\s+cupy|import\s+cupy\s+as)/m.test(text),
+    projectVocabulary: vocab.vibespatial_helpers.some((h) => text.includes(lastName(h) ?? h)),
+    gpuWorkIn,
+    assignmentsIn: (scope) => assignsByScope.get(scope.id) ?? new Map(),
+    usesOf,
+    kernelNames,
+    callPath,
+    isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
+  };
+}

@@ -1,0 +1,123 @@
+import type { SyntaxNode } from '../engine/types.js';
+
+/**
+ * Dotted path of a callee: `cp.cuda.runtime.malloc`, `cp.cuda.Device.synchronize` for
+ * `cp.cuda.Device(0).synchronize`, `cub::DeviceReduce::Sum`, `stream.synchronize`. Calls inside the
+ * chain are dropped (their arguments do not name the API); anything else yields null.
+ */
+export function calleePath(n: SyntaxNode | null | undefined): string | null {
+  if (!n) return null;
+  switch (n.type) {
+    case 'identifier':
+    case 'field_identifier':
+    case 'namespace_identifier':
+    case 'type_identifier':
+      return n.text;
+    case 'attribute': {
+      const o = calleePath(n.childForFieldName('object'));
+      const a = n.childForFieldName('attribute')?.text;
+      return o && a ? `${o}.${a}` : null;
+    }
+    case 'call': {
+      return calleePath(n.childForFieldName('function'));
+    }
+    case 'call_expression':
+      return calleePath(n.childForFieldName('function'));
+    case 'field_expression': {
+      const o = calleePath(n.childForFieldName('argument'));
+      const f = n.childForFieldName('field')?.text;
+      return o && f ? `${o}.${f}` : f ?? null;
+    }
+    case 'qualified_identifier': {
+      const s = n.childForFieldName('scope');
+      const name = n.childForFieldName('name');
+      const sp = s ? calleePath(s) ?? s.text : '';
+      const np = calleePath(name) ?? name?.text ?? '';
+      return sp ? `${sp}::${np}` : np;
+    }
+    case 'template_function':
+      return calleePath(n.childForFieldName('name'));
+    case 'parenthesized_expression':
+      return calleePath(n.namedChildren[0]);
+    default:
+      return null;
+  }
+}
+
+/**
+ * Does a dotted path match a vocabulary entry? An entry matches the whole path or its tail
+ * (`runtime.synchronize` matches `self.runtime.synchronize`); `*.name` matches any receiver.
+ */
+export function matchesVocab(path: string | null, entries: readonly string[]): boolean {
+  if (!path) return false;
+  for (const e of entries) {
+    if (e.startsWith('*.')) {
+      const tail = e.slice(1);
+      if (path.endsWith(tail) && path.length > tail.length) return true;
+    } else if (path === e || path.endsWith('.' + e) || path.endsWith('::' + e)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Last component of a dotted path. */
+export function lastName(path: string | null): string | null {
+  if (!path) return null;
+  const i = Math.max(path.lastIndexOf('.'), path.lastIndexOf(':'));
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+/** Positional arguments and keyword arguments of a Python call. */
+export function pyArgs(call: SyntaxNode): { positional: SyntaxNode[]; keywords: Map<string, SyntaxNode> } {
+  const positional: SyntaxNode[] = [];
+  const keywords = new Map<string, SyntaxNode>();
+  const args = call.childForFieldName('arguments');
+  if (args) {
+    for (const a of args.namedChildren) {
+      if (a.type === 'keyword_argument') {
+        const k = a.childForFieldName('name')?.text;
+        const v = a.childForFieldName('value');
+        if (k && v) keywords.set(k, v);
+      } else if (a.type !== 'comment') {
+        positional.push(a);
+      }
+    }
+  }
+  return { positional, keywords };
+}
+
+export function unparen(n: SyntaxNode | null | undefined): SyntaxNode | null {
+  let cur = n ?? null;
+  while (cur && cur.type === 'parenthesized_expression') cur = cur.namedChildren[0] ?? null;
+  return cur;
+}
+
+/** True when a is an ancestor-or-self of b (by range). */
+export function contains(a: SyntaxNode, b: SyntaxNode): boolean {
+  return a.startIndex <= b.startIndex && b.endIndex <= a.endIndex;
+}
+
+/** Iterative pre-order walk (no recursion: deeply nested input must not overflow the stack). */
+export function* walk(root: SyntaxNode): Generator<SyntaxNode> {
+  const cursor = root.walk();
+  for (;;) {
+    yield cursor.currentNode;
+    if (cursor.gotoFirstChild()) continue;
+    for (;;) {
+      if (cursor.gotoNextSibling()) break;
+      if (!cursor.gotoParent()) return;
+    }
+  }
+}
+
+/** Nearest ancestor of one of the given types, stopping at (and excluding) nodes of `stopAt` types. */
+export function ancestor(n: SyntaxNode, types: readonly string[], stopAt: readonly string[] = []): SyntaxNode | null {
+  let p = n.parent;
+  while (p) {
+    if (types.includes(p.type)) return p;
+    if (stopAt.includes(p.type)) return null;
+    p = p.parent;
+  }
+  return null;
+}

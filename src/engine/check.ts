@@ -1,0 +1,79 @@
+import type { ResolvedConfig } from '../config/schema.js';
+import type { Source } from '../sources/types.js';
+import type { Confidence, Kind, Language, Pass, Severity, SyntaxNode } from './types.js';
+
+export interface CheckMeta {
+  /** `pass-name/rule-name`, equal to the check's folder under checks/. */
+  id: string;
+  pass: Pass;
+  severity: Severity;
+  kind: Kind;
+  confidence: Confidence;
+  languages: Language[];
+  /** Reference section it enforces, e.g. `003 §8.2 Host-Device Ping-Pong`. */
+  citation: string;
+  /** One line for `gpu-review rules`. */
+  summary: string;
+  /** One sentence posted under each finding. */
+  why: string;
+  /** Message templates by id; `{{name}}` is replaced from the report's data. */
+  messages: Record<string, string>;
+  fix: 'safe' | 'judgment' | 'none';
+  /** Preview rules run only when enabled in config (low-confidence rules, catalog §2.2). */
+  status?: 'stable' | 'preview';
+  /** Rules this one wins over when both match the same code (catalog §2.4 fixed pairs). */
+  supersedes?: string[];
+  /** Switched off on repositories without the vibeSpatial vocabulary (catalog §2.4). */
+  needsProjectVocabulary?: boolean;
+}
+
+export interface FixSpec {
+  description: string;
+  /** Replace whole source lines `from.startRow..to.endRow` with `text` (safe fixes only). */
+  replace?: { from: SyntaxNode; to?: SyntaxNode; text: string };
+}
+
+export interface Report {
+  node: SyntaxNode;
+  messageId: string;
+  data?: Record<string, string | number>;
+  fix?: FixSpec;
+}
+
+/** A memoized per-source analysis shared by every check that asks for it. */
+export interface Analysis<T> {
+  name: string;
+  compute(source: Source, config: ResolvedConfig): T;
+}
+
+export interface CheckContext {
+  source: Source;
+  config: ResolvedConfig;
+  report(r: Report): void;
+  get<T>(a: Analysis<T>): T;
+  /** Source text of the lines spanned by a node (for building whole-line fixes). */
+  linesOf(from: SyntaxNode, to?: SyntaxNode): string;
+}
+
+export type Visitor = (node: SyntaxNode) => void;
+export interface Visitors {
+  [nodeType: string]: Visitor | (() => void) | undefined;
+  /** Called once after every node of the source was visited. */
+  'source:exit'?: () => void;
+}
+
+export interface CheckDef extends CheckMeta {
+  create(ctx: CheckContext): Visitors;
+}
+
+/** The one factory every check is built with. */
+export function defineCheck(def: CheckDef): CheckDef {
+  for (const m of Object.values(def.messages)) {
+    if (!m.trim()) throw new Error(`${def.id}: empty message template`);
+  }
+  return def;
+}
+
+export function renderMessage(template: string, data: Record<string, string | number> = {}): string {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k: string) => (k in data ? String(data[k]) : `{{${k}}}`));
+}

@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import type { ResolvedConfig } from '../config/schema.js';
+import type { Source } from '../sources/types.js';
+import { renderMessage, type Analysis, type CheckContext, type CheckDef, type Report } from './check.js';
+import type { Finding, ReviewError, SyntaxNode } from './types.js';
+
+export const DOCS_BASE = 'https://github.com/gpu-review/gpu-review/blob/main/checks';
+
+export interface RawFinding extends Finding {
+  /** Which source it came from (for dropping findings in parse-error regions). */
+  sourceLabel: string;
+  startIndex: number;
+  endIndex: number;
+  /** Function the finding sits in, for the fingerprint and for precedence. */
+  scope: string;
+}
+
+function enclosingFunction(n: SyntaxNode): string {
+  let p: SyntaxNode | null = n.parent;
+  while (p) {
+    if (p.type === 'function_definition') {
+      const name = p.childForFieldName('name') ?? p.childForFieldName('declarator');
+      if (name) {
+        const ident = name.type === 'identifier' ? name : name.descendantsOfType(['identifier', 'field_identifier'])[0];
+        return ident?.text ?? name.text.slice(0, 60);
+      }
+    }
+    p = p.parent;
+  }
+  return '<module>';
+}
+
+function overlapsError(s: Source, start: number, end: number): boolean {
+  for (const [a, b] of s.errorRanges) if (a < Math.max(end, start + 1) && start < b) return true;
+  return false;
+}
+
+/**
+ * Run the checks on one source: one native traversal collects every node type any check visits,
+ * then each node goes to its visitors in document order. A failing check becomes an error value;
+ * the other checks' findings stand.
+ */
+export function runChecks(source: Source, checks: readonly CheckDef[], config: ResolvedConfig, errors: ReviewError[]): RawFinding[] {
+  const findings: RawFinding[] = [];
+  const memo = new Map<string, unknown>();
+  const lines = source.text.split('\n');
+  const dispatch = new Map<string, Array<{ check: CheckDef; fn: (n: SyntaxNode) => void }>>();
+  const exits: Array<{ check: CheckDef; fn: () => void }> = [];
+
+  for (const check of checks) {
+    const ctx: CheckContext = {
+      source,
+      config,
+      get<T>(a: Analysis<T>): T {
+        if (!memo.has(a.name)) memo.set(a.name, a.compute(source, config));
+        return memo.get(a.name) as T;
+      },
+      linesOf(from: SyntaxNode, to?: SyntaxNode): string {
+        return lines.slice(from.startPosition.row, (to ?? from).endPosition.row + 1).join('\n');
+      },
+      report(r: Report): void {
+        const f = toFinding(check, source, r);
+        if (f) findings.push(f);
+      },
+    };
+    let visitors;
+    try {
+      visitors = check.create(ctx);
+    } catch (e) {
+      errors.push({ path: source.path, message: `check ${check.id} failed to start: ${(e as Error).message}` });
+      continue;
+    }
+    for (const [type, fn] of Object.entries(visitors)) {
+      if (!fn) continue;
+      if (type === 'source:exit') exits.push({ check, fn: fn as () => void });
+      else {
+        const list = dispatch.get(type) ?? [];
+        list.push({ check, fn: fn as (n: SyntaxNode) => void });
+        dispatch.set(type, list);
+      }
+    }
+  }
+
+  const failed = new Set<string>();
+  const guard = (check: CheckDef, run: () => void) => {
+    if (failed.has(check.id)) return;
+    try {
+      run();
+    } catch (e) {
+      failed.add(check.id);
+      errors.push({ path: source.path, message: `check ${check.id} failed on ${source.label}: ${(e as Error).message}` });
+    }
+  };
+  if (dispatch.size) {
+    const nodes = source.root.descendantsOfType([...dispatch.keys()]);
+    for (const n of nodes) {
+      for (const { check, fn } of dispatch.get(n.type) ?? []) guard(check, () => fn(n));
+    }
+  }
+  for (const { check, fn } of exits) guard(check, fn);
+  return findings.filter((f) => !overlapsError(source, f.startIndex, f.endIndex));
+}
+
+function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | null {
+  const start = source.toFile(r.node.startPosition.row, r.node.startPosition.column);
+  if (!start) return null;
+  const end = source.toFile(r.node.endPosition.row, r.node.endPosition.column) ?? start;
+  const template = check.messages[r.messageId];
+  if (!template) throw new Error(`unknown message id "${r.messageId}"`);
+  const scope = enclosingFunction(r.node);
+  const finding: RawFinding = {
+    ruleId: check.id,
+    pass: check.pass,
+    severity: check.severity,
+    confidence: check.confidence,
+    kind: check.kind,
+    messageId: r.messageId,
+    message: renderMessage(template, r.data),
+    citation: check.citation,
+    why: check.why,
+    docUrl: `${DOCS_BASE}/${check.id}/README.md`,
+    path: source.path,
+    language: source.language,
+    line: start.line,
+    endLine: Math.max(start.line, end.line),
+    column: start.column,
+    endColumn: end.column,
+    fingerprint: '',
+    sourceLabel: source.label,
+    startIndex: r.node.startIndex,
+    endIndex: r.node.endIndex,
+    scope,
+  };
+  if (r.fix) {
+    finding.fix = { kind: check.fix === 'safe' && r.fix.replace ? 'safe' : 'judgment', description: r.fix.description };
+    if (r.fix.replace && check.fix === 'safe') {
+      const a = source.toFile(r.fix.replace.from.startPosition.row, 0);
+      const b = source.toFile((r.fix.replace.to ?? r.fix.replace.from).endPosition.row, 0);
+      const rows = (r.fix.replace.to ?? r.fix.replace.from).endPosition.row - r.fix.replace.from.startPosition.row;
+      // Only a fix whose lines map one-to-one onto file lines can become a suggestion.
+      if (a && b && b.line - a.line === rows) {
+        finding.fix.replace = { startLine: a.line, endLine: b.line, text: r.fix.replace.text };
+      } else {
+        finding.fix.kind = 'judgment';
+      }
+    }
+  }
+  finding.fingerprint = fingerprint(check.id, source.path, scope, r.node.text);
+  return finding;
+}
+
+/** Line-independent identity: rule, path, enclosing function and the flagged code, whitespace-normalised. */
+export function fingerprint(ruleId: string, path: string, scope: string, code: string): string {
+  const norm = code.replace(/\s+/g, ' ').trim();
+  return createHash('sha256').update(`${ruleId}\0${path}\0${scope}\0${norm}`).digest('hex').slice(0, 20);
+}

@@ -1,0 +1,37 @@
+import type { Language } from '../engine/types.js';
+
+const CUDA_EXT = /\.(cu|cuh)$/i;
+const PY_EXT = /\.(py|pyi)$/i;
+const CPP_EXT = /\.(cpp|cc|cxx|c\+\+|h|hh|hpp|hxx|inl|ipp|tpp)$/i;
+
+const LUISA_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b|\bKernel[123]D\b|\bCallable\s*</;
+const LUISA_DSL_TOKENS = /\$(if|else|elif|for|while|loop)\b/;
+const CUDA_MARKERS =
+  /\b__global__\b|\b__device__\b|\b__shared__\b|<<<|#include\s*[<"](cuda_runtime|cuda\.h|cuda_fp16|cub\/|thrust\/|cooperative_groups)|\bcuda(Malloc|Memcpy|Free|Stream|Event|Launch|DeviceSynchronize|Memset|FuncSetAttribute|Occupancy)\w*\s*\(|\bcu(MemAlloc|LaunchKernel|CtxSynchronize|StreamSynchronize)\w*\s*\(/;
+
+export interface Detected {
+  language: Language | null;
+  reason?: string;
+}
+
+/**
+ * Language by extension; C++ headers and sources only count when their content shows CUDA or
+ * LuisaCompute, because plain C++ has nothing for a GPU reviewer to say.
+ */
+export function detectLanguage(path: string, text: string, kernelMacros: readonly string[] = []): Detected {
+  if (CUDA_EXT.test(path)) return { language: 'cuda' };
+  if (PY_EXT.test(path)) return { language: 'python' };
+  if (CPP_EXT.test(path)) {
+    if (LUISA_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
+    if (CUDA_MARKERS.test(text)) return { language: 'cuda' };
+    if (kernelMacros.length && new RegExp(`\\b(${kernelMacros.map(escapeRe).join('|')})\\b`).test(text)) {
+      return { language: 'cuda' };
+    }
+    return { language: null, reason: 'C++ without CUDA or LuisaCompute code' };
+  }
+  return { language: null, reason: 'not a GPU source type (.cu, .cuh, .py, or C++ with CUDA/LuisaCompute)' };
+}
+
+export function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

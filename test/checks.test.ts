@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CHECKS } from '../src/engine/registry.generated.js';
+import { applyFixes, fixturePath, listFiles, parseMarkers, read, reviewText } from './helpers.js';
+
+/**
+ * The fixture harness (DESIGN.md "One check"): every finding of the rule under test must sit under
+ * a `ruleid:` marker (else noisy), every `ruleid:` must get its finding (else missing);
+ * `todoruleid:` documents a known gap. Each fixture is reviewed as an added file twice, with the
+ * whole file from the repository and from the diff alone: the two must agree.
+ */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+for (const check of CHECKS) {
+  const dir = join(root, 'checks', check.id, 'fixtures');
+  if (!existsSync(dir)) continue;
+  const fixtures = listFiles(dir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md'));
+  describe(check.id, () => {
+    for (const file of fixtures) {
+      const rel = relative(dir, file);
+      it(`fixture ${rel}`, async () => {
+        const text = read(file);
+        const path = fixturePath(file, text, `src/${rel}`);
+        const markers = parseMarkers(text).filter((m) => m.rule === check.id);
+        expect(markers.length, 'fixture has no markers for this rule').toBeGreaterThan(0);
+        const findings = await reviewText(path, text, { checks: [check], repoMode: true });
+        const got = findings.filter((f) => f.ruleId === check.id);
+        const lines = new Set(got.map((f) => f.line));
+        const expected = markers.filter((m) => m.kind === 'ruleid').map((m) => m.target);
+        const todo = new Set(markers.filter((m) => m.kind === 'todoruleid').map((m) => m.target));
+        const missing = expected.filter((l) => !lines.has(l));
+        const noisy = got.filter((f) => !expected.includes(f.line) && !todo.has(f.line)).map((f) => `${f.line}: ${f.message}`);
+        expect({ missing, noisy }).toEqual({ missing: [], noisy: [] });
+
+        const diffOnly = await reviewText(path, text, { checks: [check], repoMode: false });
+        expect(diffOnly.map((f) => [f.line, f.column, f.ruleId, f.fingerprint])).toEqual(findings.map((f) => [f.line, f.column, f.ruleId, f.fingerprint]));
+
+        if (existsSync(file + '.fixed')) {
+          expect(applyFixes(text, got)).toBe(read(file + '.fixed'));
+        }
+      });
+    }
+  });
+}

@@ -1,0 +1,100 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveConfig, type ResolvedConfig } from '../src/config/schema.js';
+import type { CheckDef } from '../src/engine/check.js';
+import { CHECKS } from '../src/engine/registry.generated.js';
+import type { Finding } from '../src/engine/types.js';
+import { review, type Scope } from '../src/pipeline.js';
+
+/** A `git diff` of one added file. */
+export function addedFileDiff(path: string, text: string): string {
+  const lines = text.split('\n');
+  const noEol = !text.endsWith('\n');
+  if (!noEol) lines.pop();
+  const body = lines.map((l) => '+' + l).join('\n');
+  return [
+    `diff --git a/${path} b/${path}`,
+    'new file mode 100644',
+    'index 0000000..1111111',
+    '--- /dev/null',
+    `+++ b/${path}`,
+    `@@ -0,0 +1,${lines.length} @@`,
+    body,
+    ...(noEol ? ['\\ No newline at end of file'] : []),
+    '',
+  ].join('\n');
+}
+
+export function config(raw: unknown = {}): ResolvedConfig {
+  return resolveConfig(raw, CHECKS.map((c) => c.id));
+}
+
+export async function reviewText(
+  path: string,
+  text: string,
+  opts: { checks?: readonly CheckDef[]; config?: unknown; repoMode?: boolean; scope?: Scope } = {},
+): Promise<Finding[]> {
+  const out = await review({
+    diff: addedFileDiff(path, text),
+    config: config(opts.config ?? { enable_preview: true }),
+    scope: opts.scope ?? 'file',
+    checks: opts.checks,
+    readFile: opts.repoMode ? async (p) => (p === path ? text : null) : undefined,
+  });
+  return out.result.findings;
+}
+
+export interface Marker {
+  kind: 'ruleid' | 'ok' | 'todoruleid' | 'todook';
+  rule: string;
+  /** 1-based line the marker points at. */
+  target: number;
+}
+
+const MARKER_ONLY = /^\s*(?:#|\/\/|\/\*)\s*(ruleid|ok|todoruleid|todook):/;
+const MARKER = /(?:#|\/\/|\/\*)\s*(ruleid|ok|todoruleid|todook):\s*([\w\-/]+)/;
+
+/** Markers sit in a comment on the line before their target (stacked markers share the target). */
+export function parseMarkers(text: string): Marker[] {
+  const lines = text.split('\n');
+  const out: Marker[] = [];
+  lines.forEach((l, i) => {
+    const m = MARKER.exec(l);
+    if (!m) return;
+    let t = i + 1;
+    while (t < lines.length && MARKER_ONLY.test(lines[t])) t++;
+    out.push({ kind: m[1] as Marker['kind'], rule: m[2], target: t + 1 });
+  });
+  return out;
+}
+
+/** `# gpu-review-fixture: path=tests/test_x.py` on the first line sets the path the fixture is reviewed under. */
+export function fixturePath(file: string, text: string, fallback: string): string {
+  const m = /gpu-review-fixture:\s*path=(\S+)/.exec(text.split('\n')[0] ?? '');
+  return m ? m[1] : fallback;
+}
+
+export function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...listFiles(p));
+    else out.push(p);
+  }
+  return out.sort();
+}
+
+export function read(p: string): string {
+  return readFileSync(p, 'utf8');
+}
+
+/** Apply whole-line replacements (bottom-up) to a text. */
+export function applyFixes(text: string, findings: Finding[]): string {
+  const lines = text.split('\n');
+  const edits = findings
+    .filter((f) => f.fix?.kind === 'safe' && f.fix.replace)
+    .map((f) => f.fix!.replace!)
+    .sort((a, b) => b.startLine - a.startLine);
+  for (const e of edits) lines.splice(e.startLine - 1, e.endLine - e.startLine + 1, ...e.text.split('\n'));
+  return lines.join('\n');
+}
