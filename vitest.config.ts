@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: 'forks',
+    // The JSON report is what .ci/run counts; the default reporter is what people read.
+    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
   },
 });

@@ -25,6 +25,8 @@ export interface ReviewOptions {
   scope?: Scope;
   readFile?: FileReader;
   checks?: readonly CheckDef[];
+  /** Called after each file (1-based index). */
+  onProgress?: (index: number, total: number, path: string) => void;
 }
 
 export interface ReviewOutput {
@@ -67,7 +69,9 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const errors: ReviewError[] = [];
   const fileLines = new Map<string, Array<string | undefined>>();
 
+  let index = 0;
   for (const file of diff.files) {
+    opts.onProgress?.(++index, diff.files.length, file.path);
     const report: FileReport = { path: file.path, language: null, parseCoverage: 1, sources: [], findings: 0 };
     files.push(report);
     const skip = (reason: string) => {
@@ -129,6 +133,10 @@ async function reviewFile(file: DiffFile, readFile: FileReader | undefined, conf
     }
   }
   const hunkText = file.hunks.map((h) => hunkNewText(h).text).join('\n');
+  if (full !== null && !matchesDiff(full, file)) {
+    errors.push({ path: file.path, message: 'the file read from the repository does not match the diff; reviewed the diff hunks only' });
+    full = null;
+  }
   if (full === null && hunkText.includes('\uFFFD')) {
     return { language: null, skipped: 'not valid UTF-8', sources: [], findings: [], lines: [] };
   }
@@ -187,6 +195,17 @@ async function reviewFile(file: DiffFile, readFile: FileReader | undefined, conf
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
   return { language, sources, findings: out, lines };
+}
+
+/** A post-change file from the wrong tree would put every anchor on the wrong line. */
+function matchesDiff(full: string, file: DiffFile): boolean {
+  const lines = full.replace(/\r\n/g, '\n').split('\n');
+  for (const h of file.hunks) {
+    for (const l of h.lines) {
+      if (l.newLine !== undefined && (lines[l.newLine - 1] ?? '').replace(/\r$/, '') !== l.text) return false;
+    }
+  }
+  return true;
 }
 
 function tooLarge(bytes: number, config: ResolvedConfig): FileOutcome {

@@ -156,7 +156,9 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         for (const a of list) if (a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex)) last = a;
         if (last) {
           if (last.value.type === 'assignment') return /^d_/.test(name) || undefined; // tuple unpacking: by convention only
-          return isDevice(last.value);
+          if (isDevice(last.value)) return true;
+          // A value from a call we cannot see into (a project helper) keeps the `d_` naming convention.
+          return definitelyHost(last.value) ? false : /^d_/.test(name.split('.').pop() ?? name);
         }
         // Assigned later in a loop body (loop-carried) or before the use in document order elsewhere.
         if (scope.type === 'function_definition' && list.length && list.every((a) => a.node.startIndex > at.startIndex)) {
@@ -170,6 +172,24 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       scope = outer ? scopeOf(outer.type === 'function_definition' ? outer : scope) : root;
       if (scope.id === scopeOf(at).id) scope = root;
     }
+  }
+
+  const HOST_BUILTINS = new Set(['int', 'float', 'bool', 'len', 'str', 'list', 'tuple', 'dict', 'set', 'range', 'sum', 'min', 'max', 'abs', 'round', 'sorted', 'repr']);
+  /** Values that can only live on the host: literals, numpy results, builtins, D2H results, metadata. */
+  function definitelyHost(v: SyntaxNode): boolean {
+    const u = unparen(v);
+    if (!u) return true;
+    if (['integer', 'float', 'string', 'true', 'false', 'none', 'list', 'tuple', 'dictionary', 'set', 'list_comprehension', 'dictionary_comprehension', 'set_comprehension', 'comparison_operator', 'not_operator'].includes(u.type)) return true;
+    if (u.type === 'attribute') return vocab.metadata_attributes.includes(u.childForFieldName('attribute')?.text ?? '');
+    if (u.type === 'binary_operator') return u.namedChildren.every((c) => definitelyHost(c));
+    if (u.type !== 'call') return false;
+    const fn = u.childForFieldName('function');
+    const p = calleePath(fn);
+    if (fn?.type === 'identifier' && HOST_BUILTINS.has(fn.text)) return true;
+    if (p && /^(np|numpy)\./.test(p)) return true;
+    if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.pointer_calls) || matchesVocab(p, vocab.d2h_calls)) return true;
+    if (fn?.type === 'attribute' && HOST_METHODS.has(fn.childForFieldName('attribute')?.text ?? '')) return true;
+    return false;
   }
 
   function isDevice(n: SyntaxNode | null | undefined): boolean {

@@ -49,9 +49,10 @@ function padLike(text: string, width: number): string {
   return out;
 }
 
+/** Single-line spans get a full underline; longer ones mark where they start and where they end. */
 function underline(f: Finding, line: number, text: string): { from: number; to: number } | null {
   const firstCode = text.search(/\S/);
-  if (firstCode < 0) return null;
+  if (firstCode < 0 || (line !== f.line && line !== f.endLine)) return null;
   const from = line === f.line ? Math.max(0, f.column - 1) : firstCode;
   const lineEnd = text.replace(/\s+$/, '').length;
   let to = line === f.endLine ? Math.max(0, f.endColumn - 1) : lineEnd;

@@ -136,7 +136,7 @@ export function maskCuda(
   }
 
   // `[[nodiscard]] __device__ int f()` also has `]` before `__device__`; a lambda has `(` or `{` after.
-  const lambdaQualifiers = /(?<=\][\s]*)(?:__host__|__device__)(?:\s+(?:__host__|__device__))*(?=\s*[({])/g;
+  const lambdaQualifiers = /(?<=\]\s*)(?:__host__|__device__)(?:\s+(?:__host__|__device__))*(?=\s*[({])/g;
   for (const m of view.matchAll(lambdaQualifiers)) blank(m.index, m.index + m[0].length);
 
   if (grammar === 'cpp') {

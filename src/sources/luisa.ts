@@ -28,16 +28,17 @@ export function normalizeLuisa(text: string): { text: string; dsl: Map<number, D
   const view = codeView(text);
   const out = text.split('');
   const dsl = new Map<number, DslKind>();
-  let done = 0;
+  let written = 0;
   const put = (at: number, s: string, kind?: DslKind, keyword = 0): void => {
     for (let k = 0; k < s.length; k++) out[at + k] = s[k];
     if (kind) dsl.set(at + keyword, kind);
-    done = at + s.length;
+    written = at + s.length;
   };
-  // Writes `s` over the macro plus the blanks around it, preferring the blanks before it.
+  // `else if` and `for(;;)` are two characters longer than `$elif` and `$loop`: blanks around the
+  // macro (those before it first, never ones already rewritten) pay for them.
   const widen = (at: number, len: number, s: string): number => {
     let before = 0;
-    while (at - before - 1 >= done && /[ \t]/.test(view[at - before - 1])) before++;
+    while (at - before - 1 >= written && /[ \t]/.test(view[at - before - 1])) before++;
     if (before > 0 && /[\w$]/.test(view[at - before - 1] ?? '')) before--;
     let after = 0;
     while (/[ \t]/.test(view[at + len + after] ?? '')) after++;
