@@ -20,7 +20,7 @@ const vocabularyShape = Object.fromEntries(
 export const configSchema = z
   .object({
     passes: z
-      .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.boolean())
+      .partialRecord(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.boolean())
       .optional()
       .describe('Turn review passes on or off by number, e.g. {"4": false}. All passes are on by default.'),
     rules: z

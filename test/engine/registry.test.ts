@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CHECKS } from '../../src/engine/registry.generated.js';
+import { LANGUAGES, SEVERITIES } from '../../src/engine/types.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const catalogPath = join(root, '..', 'shared', 'rules', 'CATALOG.md');
+// The catalog sits beside the checkout (shared/); without it the catalog comparisons are skipped.
+const catalog = existsSync(catalogPath) ? readFileSync(catalogPath, 'utf8') : '';
+
+/** Rule ids of one pass section of the catalog (`#### \`id\`` headings). */
+function catalogIds(prefix: string): string[] {
+  return [...catalog.matchAll(/^#### `([^`]+)`/gm)].map((m) => m[1]).filter((id) => id.startsWith(prefix));
+}
+
+describe('registry', () => {
+  it('is generated from the check folders and up to date', () => {
+    expect(() => execFileSync('node', [join(root, 'scripts/gen-registry.mjs'), '--check'], { stdio: 'pipe' })).not.toThrow();
+  });
+
+  it('every check id equals its folder, and every folder has check.ts, README.md and fixtures', () => {
+    for (const pass of readdirSync(join(root, 'checks'))) {
+      for (const rule of readdirSync(join(root, 'checks', pass))) {
+        const dir = join(root, 'checks', pass, rule);
+        expect(existsSync(join(dir, 'check.ts')), `${dir}/check.ts`).toBe(true);
+        expect(existsSync(join(dir, 'README.md')), `${dir}/README.md`).toBe(true);
+        expect(existsSync(join(dir, 'fixtures')), `${dir}/fixtures`).toBe(true);
+        expect(CHECKS.some((c) => c.id === `${pass}/${rule}`), `${pass}/${rule} registered`).toBe(true);
+      }
+    }
+  });
+
+  it('metadata is complete and consistent', () => {
+    const ids = new Set<string>();
+    for (const c of CHECKS) {
+      expect(ids.has(c.id), `duplicate ${c.id}`).toBe(false);
+      ids.add(c.id);
+      expect(SEVERITIES).toContain(c.severity);
+      expect(c.pass).toBeGreaterThanOrEqual(1);
+      expect(c.pass).toBeLessThanOrEqual(7);
+      expect(c.languages.length).toBeGreaterThan(0);
+      for (const l of c.languages) expect(LANGUAGES).toContain(l);
+      expect(c.citation).toMatch(/^(000|003|004) §/);
+      expect(c.why.length).toBeGreaterThan(20);
+      expect(Object.keys(c.messages).length).toBeGreaterThan(0);
+      for (const s of c.supersedes ?? []) expect(s).toMatch(/^[a-z-]+\/[a-z0-9-]+$/);
+    }
+  });
+
+  it.skipIf(!catalog)('each registered rule exists in the catalog with the same pass prefix', () => {
+    const all = new Set([...catalog.matchAll(/^#### `([^`]+)`/gm)].map((m) => m[1]));
+    for (const c of CHECKS) expect(all.has(c.id), `${c.id} is not in the catalog`).toBe(true);
+  });
+
+  it.skipIf(!catalog)('pass 1 is complete: all nine host-device rules of the catalog are registered', () => {
+    const want = catalogIds('host-device/');
+    expect(want).toHaveLength(9);
+    expect(CHECKS.map((c) => c.id).filter((id) => id.startsWith('host-device/')).sort()).toEqual(want.sort());
+  });
+});
