@@ -245,7 +245,7 @@ export class Code {
 
   /** `head {` then indent (C-like); `head` then indent (Python, when brace is false). */
   open(head: string, brace = true): this {
-    this.line(brace ? `${head} {` : head);
+    this.line(brace ? (head ? `${head} {` : '{') : head);
     this.depth++;
     return this;
   }

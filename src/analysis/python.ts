@@ -31,6 +31,8 @@ export interface GpuOp {
 const LOOP_TYPES = ['for_statement', 'while_statement', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression'];
 const FUNCTION_TYPES = ['function_definition', 'lambda'];
 const HOST_METHODS = new Set(['get', 'item', 'tolist', 'tobytes', '__int__', '__float__', '__bool__']);
+// CuPy returns views for these (no kernel, no copy): calling them is not GPU work.
+const VIEW_METHODS = new Set(['view', 'reshape', 'transpose', 'swapaxes', 'squeeze']);
 const NON_DEVICE_CP = new Set([
   'asnumpy', 'dtype', 'get_array_module', 'iinfo', 'finfo', 'result_type', 'can_cast', 'isscalar', 'ndim', 'shape', 'size',
   'float16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool_',
@@ -72,13 +74,29 @@ export interface PyModel {
   /** calleePath of a call node. */
   callPath(call: SyntaxNode): string | null;
   isCall(n: SyntaxNode, vocab: readonly string[]): boolean;
+  /**
+   * Control can reach `b` after executing `a` (same function, `b` later in the text): no `return`/`raise`
+   * in between on the way, and `b` is not in a sibling branch of an `if` that holds `a`.
+   */
+  flowsTo(a: SyntaxNode, b: SyntaxNode): boolean;
+  /** Module an import statement of this file binds to `alias` (`np` → `numpy`), if any. */
+  moduleOf(alias: string): string | undefined;
+  /** A name this file imports `module` under (`cupy` → `cp`), or null. */
+  aliasFor(module: string): string | null;
+  /** The call path names the host array module (`np.sort`, `numpy.add.at`), by the file's imports or the `host_array_modules` convention. */
+  isNumpyPath(path: string | null): boolean;
+  /** DEVICE arguments of a call, looking one level into list/tuple arguments (`np.concatenate([d_a, d_b])`). */
+  deviceArgsOf(call: SyntaxNode): SyntaxNode[];
+  /** A host-to-device upload of its argument: `h2d_calls`, `<device>.set(host)`, or a `memcpy_calls` copy naming HostToDevice. */
+  isUpload(call: SyntaxNode): boolean;
 }
 
 export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_/;
 const DEBUG_NAME = /debug|dump|^test_/i;
-const GPU_COND = /\b(use_gpu|gpu|cuda|cupy|HAS_CUPY|HAS_GPU|has_gpu|gpu_available|on_device|device)\b/i;
-const CPU_COND = /\b(cpu|fallback|use_numpy|numpy_fallback|on_host|host_only)\b/i;
+const GPU_COND = /\b(use_gpu|gpu|cuda|cupy|HAS_CUPY|HAS_GPU|has_gpu|gpu_available|on_device|device)\b|\bcp\.ndarray\b|\bxp\s+is\s+cp\b/i;
+// `isinstance(x, np.ndarray)` / `xp is np` select the host implementation in dual-backend code.
+const CPU_COND = /\b(cpu|fallback|use_numpy|numpy_fallback|on_host|host_only)\b|isinstance\([^)]*\b(np|numpy)\.ndarray\b|\bxp\s+is\s+(np|numpy)\b/i;
 
 export const pythonModel: Analysis<PyModel> = {
   name: 'python-model',
@@ -137,13 +155,53 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       if (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') {
         const ty = p.childForFieldName('type')?.text ?? '';
         const name = p.namedChildren.find((c) => c.type === 'identifier')?.text ?? p.childForFieldName('name')?.text;
-        if (name && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
+        // `np.ndarray | cp.ndarray` (or ArrayLike) accepts host arrays too: not known to be on the device.
+        const hostToo = /\b(np|numpy)\.ndarray\b|ArrayLike\b/.test(ty);
+        if (name && !hostToo && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
       }
     }
     params.set(fn.id, set);
   }
 
   const callPath = (call: SyntaxNode) => calleePath(call.childForFieldName('function'));
+
+  // Names bound by import statements anywhere in the file (alias → module).
+  const imports = new Map<string, string>();
+  for (const imp of root.descendantsOfType(['import_statement', 'import_from_statement'])) {
+    const from = imp.type === 'import_from_statement' ? imp.childForFieldName('module_name')?.text : undefined;
+    for (const nm of imp.childrenForFieldName('name')) {
+      if (nm.type === 'aliased_import') {
+        const alias = nm.childForFieldName('alias')?.text;
+        const mod = nm.childForFieldName('name')?.text;
+        if (alias && mod) imports.set(alias, from ? `${from}.${mod}` : mod);
+      } else if (nm.type === 'dotted_name') {
+        if (from) imports.set(nm.text, `${from}.${nm.text}`);
+        else imports.set(nm.text.split('.')[0], nm.text.split('.')[0]);
+      }
+    }
+  }
+  const isNumpyPath = (p: string | null): boolean => {
+    if (!p || !p.includes('.')) return false;
+    const head = p.split('.')[0];
+    const mod = imports.get(head);
+    if (mod !== undefined) return mod === 'numpy' || mod.startsWith('numpy.');
+    return vocab.host_array_modules.includes(head);
+  };
+  const aliasFor = (module: string): string | null => {
+    for (const [alias, mod] of imports) if (mod === module) return alias;
+    return null;
+  };
+  const deviceArgsOf = (call: SyntaxNode): SyntaxNode[] => {
+    const { positional, keywords } = pyArgs(call);
+    const out: SyntaxNode[] = [];
+    for (const a of [...positional, ...keywords.values()]) {
+      const u = unparen(a.type === 'list_splat' ? a.namedChildren[0] : a);
+      if (!u) continue;
+      if (u.type === 'list' || u.type === 'tuple') out.push(...u.namedChildren.filter((e) => isDevice(e)));
+      else if (isDevice(u)) out.push(u);
+    }
+    return out;
+  };
 
   const isCupyModulePath = (p: string | null) => !!p && vocab.device_modules.some((m) => p.startsWith(m + '.')) && !/\.cuda\./.test(p + '.') && !p.includes('.cuda.');
 
@@ -246,6 +304,12 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         if (p && isCupyModulePath(p) && strictPath(fn)) return !NON_DEVICE_CP.has(name ?? '');
         if (matchesVocab(p, vocab.device_helpers)) return true;
         if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.pointer_calls)) return false;
+        // NumPy's __array_function__/__array_ufunc__ protocols hand `np.<fn>(cupy_array)` to CuPy, so the
+        // result is a device array; conversions (`np.asarray`) and dtype/metadata helpers are not.
+        if (isNumpyPath(p)) {
+          if (vocab.numpy_conversions.includes(name ?? '') || vocab.numpy_metadata_calls.includes(name ?? '')) return false;
+          return deviceArgsOf(n).length > 0;
+        }
         const args = pyArgs(n);
         if (name && vocab.cccl_calls.includes(name) && (args.positional.some((a) => isDevice(a)) || cccl(p))) return true;
         return false;
@@ -320,7 +384,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         if (m === 'get' && args.positional.length === 0) addD2H(n, 'get', obj);
         else if (m === 'item') addD2H(n, 'item', obj, true);
         else if (m === 'tolist' || m === 'tobytes') addD2H(n, 'tolist', obj);
-        else if (!HOST_METHODS.has(m) && m !== 'synchronize') addOp(n, 'method');
+        else if (!HOST_METHODS.has(m) && !VIEW_METHODS.has(m) && m !== 'synchronize') addOp(n, 'method');
         continue;
       }
     }
@@ -364,7 +428,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       addOp(n, 'kernel-call');
       continue;
     }
-    if (name && vocab.cccl_calls.includes(name) && (cccl(p) || args.positional.some((a) => isDevice(a)))) {
+    if (name && vocab.cccl_calls.includes(name) && !isNumpyPath(p) && (cccl(p) || args.positional.some((a) => isDevice(a)))) {
       addOp(n, 'cccl');
       continue;
     }
@@ -460,6 +524,40 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     return starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
   };
 
+  const STMT_PARENTS = ['block', 'module'];
+  const flowsTo = (a: SyntaxNode, b: SyntaxNode): boolean => {
+    if (b.startIndex < a.endIndex || scopeOf(a).id !== scopeOf(b).id) return false;
+    let cur: SyntaxNode = a;
+    while (cur.parent && !STMT_PARENTS.includes(cur.parent.type)) cur = cur.parent;
+    // `if d_flag.get(): launch(...)`: the rest of the statement that holds `a` runs after it.
+    if (cur.startIndex <= b.startIndex && b.endIndex <= cur.endIndex) return true;
+    for (;;) {
+      const block = cur.parent;
+      if (!block) return false;
+      let jumped: SyntaxNode | null = null;
+      for (let s = cur.nextNamedSibling; s; s = s.nextNamedSibling) {
+        if (s.startIndex <= b.startIndex && b.endIndex <= s.endIndex) return true;
+        if (s.type === 'return_statement' || s.type === 'raise_statement') return false;
+        if (s.type === 'break_statement' || s.type === 'continue_statement') {
+          let l: SyntaxNode | null = block.parent;
+          while (l && l.type !== 'for_statement' && l.type !== 'while_statement' && !FUNCTION_TYPES.includes(l.type)) l = l.parent;
+          jumped = l && !FUNCTION_TYPES.includes(l.type) ? l : null;
+          if (!jumped) return false;
+          break;
+        }
+      }
+      let up: SyntaxNode | null = jumped ?? block.parent;
+      if (!up || block.type === 'module' || FUNCTION_TYPES.includes(up.type) || up.type === 'decorated_definition' || up.type === 'class_definition') return false;
+      if (['elif_clause', 'else_clause', 'except_clause', 'finally_clause', 'case_clause'].includes(up.type)) up = up.parent;
+      if (!up) return false;
+      // `b` inside the compound statement but not after `a`'s block: another branch of the same `if`/`match`
+      // (exclusive), or an `except`/`finally`/loop `else` (reachable).
+      if (!jumped && up.startIndex <= b.startIndex && b.endIndex <= up.endIndex) return !['if_statement', 'match_statement', 'block'].includes(up.type);
+      cur = up;
+      while (cur.parent && !STMT_PARENTS.includes(cur.parent.type)) cur = cur.parent;
+    }
+  };
+
   const usesMemo = new Map<string, SyntaxNode[]>();
   const identifiers = (): SyntaxNode[] => {
     let all = usesMemo.get('\0all');
@@ -507,5 +605,19 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     kernelNames,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
+    flowsTo,
+    moduleOf: (alias) => imports.get(alias),
+    aliasFor,
+    isNumpyPath,
+    deviceArgsOf,
+    isUpload: (call) => {
+      if (call.type !== 'call') return false;
+      const p = callPath(call);
+      if (matchesVocab(p, vocab.h2d_calls)) return true;
+      const fn = call.childForFieldName('function');
+      // `cupy.ndarray.set(host_array)` copies a host array into existing device memory.
+      if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set' && isDevice(fn.childForFieldName('object'))) return true;
+      return matchesVocab(p, vocab.memcpy_calls) && /HostToDevice|HtoD/.test(call.text);
+    },
   };
 }

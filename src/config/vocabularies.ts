@@ -43,10 +43,65 @@ export const DEFAULT_VOCABULARIES = {
   ],
   /** Explicit device-to-host copies beyond `.get()` / `cp.asnumpy` (D2H, §1.4). */
   d2h_calls: ['runtime.copy_device_to_host', 'cp.asnumpy', 'cupy.asnumpy'],
+  /**
+   * Asynchronous device-to-host copies: the host buffer is only valid after the next sync, so the
+   * transfer costs a pipeline stall at that sync (003 §2.3).
+   */
+  d2h_async_calls: ['runtime.copy_device_to_host_async', 'cuMemcpyDtoHAsync', 'cuMemcpyDtoHAsync_v2'],
   /** Host-to-device uploads. */
   h2d_calls: [
     'cp.asarray', 'cp.array', 'cupy.asarray', 'cupy.array', 'runtime.from_host', 'runtime.copy_host_to_device',
     'runtime.copy_host_to_device_async', 'driver.cuMemcpyHtoD', 'driver.cuMemcpyHtoDAsync',
+  ],
+  /**
+   * Copies whose direction is an argument; they count as uploads when an argument names
+   * `HostToDevice` / `HtoD`.
+   */
+  memcpy_calls: [
+    'cudaMemcpy', 'cudaMemcpyAsync', 'cudart.cudaMemcpy', 'cudart.cudaMemcpyAsync', 'cuMemcpy', 'cuMemcpyAsync',
+    'driver.cuMemcpy', 'driver.cuMemcpyAsync',
+  ],
+  /** Names the host array module (numpy) is imported as when the file's imports do not say otherwise. */
+  host_array_modules: ['np', 'numpy'],
+  /**
+   * numpy calls that only handle dtypes, scalar types or array metadata, never array data
+   * (003 §8.2: numpy "used only for dtypes or scalar types" stays allowed).
+   */
+  numpy_metadata_calls: [
+    'dtype', 'iinfo', 'finfo', 'result_type', 'promote_types', 'can_cast', 'min_scalar_type', 'issubdtype',
+    'isscalar', 'ndim', 'shape', 'size', 'float16', 'float32', 'float64', 'longdouble', 'int8', 'int16', 'int32',
+    'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'intp', 'uintp', 'bool_', 'complex64', 'complex128',
+    'errstate', 'seterr', 'printoptions', 'set_printoptions',
+  ],
+  /**
+   * numpy calls that convert their argument into a host ndarray. On a CuPy array they raise
+   * TypeError (CuPy refuses implicit `__array__` conversion); on other device arrays they copy to
+   * the host silently.
+   */
+  numpy_conversions: ['asarray', 'array', 'asanyarray', 'ascontiguousarray', 'asfortranarray'],
+  /** numpy creators whose contents come from sizes and constants only (003 §8.2 "precursor data"). */
+  numpy_array_creators: [
+    'arange', 'zeros', 'ones', 'full', 'empty', 'linspace', 'logspace', 'geomspace', 'eye', 'identity', 'tri',
+    'indices', 'zeros_like', 'ones_like', 'full_like', 'empty_like',
+  ],
+  /** numpy transforms whose result is as host-bound as their first (array) argument. */
+  numpy_array_transforms: [
+    'repeat', 'tile', 'cumsum', 'cumprod', 'concatenate', 'stack', 'hstack', 'vstack', 'column_stack', 'diff',
+    'where', 'take', 'sort', 'argsort', 'unique', 'searchsorted', 'flatnonzero', 'nonzero', 'bincount', 'clip',
+    'minimum', 'maximum', 'reshape', 'ravel', 'flip', 'roll', 'pad', 'append', 'broadcast_to', 'outer',
+  ],
+  /**
+   * numpy functions whose `cp.<name>` takes the same arguments, so `np.<name>` → `cp.<name>` is a
+   * safe one-line rewrite (catalog `host-device/numpy-*`). On a CuPy argument NumPy's
+   * `__array_function__` / `__array_ufunc__` protocols already dispatch to exactly this function.
+   */
+  cupy_same_signature: [
+    'arange', 'zeros', 'ones', 'full', 'empty', 'linspace', 'where', 'concatenate', 'stack', 'hstack', 'vstack',
+    'argsort', 'sort', 'cumsum', 'diff', 'searchsorted', 'take', 'clip', 'minimum', 'maximum', 'sqrt', 'abs',
+    'absolute', 'square', 'hypot', 'arctan2', 'sin', 'cos', 'exp', 'log', 'floor', 'ceil', 'isnan', 'isfinite',
+    'logical_and', 'logical_or', 'logical_not', 'add', 'subtract', 'multiply', 'divide', 'sum', 'mean', 'min',
+    'max', 'amin', 'amax', 'argmax', 'argmin', 'any', 'all', 'count_nonzero', 'nonzero', 'flatnonzero',
+    'bincount', 'dot', 'matmul',
   ],
   /** The sanctioned single sync for a scatter total (003 §8.2). */
   count_scatter_calls: ['count_scatter_total', 'runtime.count_scatter_total'],
