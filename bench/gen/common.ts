@@ -230,10 +230,13 @@ export function comment(rng: Rng): string {
 export class Code {
   private lines: string[] = [];
   private depth = 0;
+  private chars = 0;
   constructor(private unit = 4) {}
 
   line(s = ''): this {
-    this.lines.push(s ? ' '.repeat(this.depth * this.unit) + s : '');
+    const l = s ? ' '.repeat(this.depth * this.unit) + s : '';
+    this.lines.push(l);
+    this.chars += l.length + 1;
     return this;
   }
 
@@ -268,10 +271,9 @@ export class Code {
     return this.depth;
   }
 
+  /** Characters so far (the text is ASCII, so also bytes). */
   get length(): number {
-    let n = 0;
-    for (const l of this.lines) n += l.length + 1;
-    return n;
+    return this.chars;
   }
 
   toString(): string {

@@ -69,6 +69,12 @@ export interface PyModel {
   assignmentsIn(scope: SyntaxNode): Map<string, Array<{ node: SyntaxNode; value: SyntaxNode }>>;
   /** Identifier uses of `name` inside `scope`, in document order (assignment targets excluded). */
   usesOf(name: string, scope: SyntaxNode): SyntaxNode[];
+  /**
+   * D2H reads whose host result flows into `expr`: the D2Hs inside it and, through host names assigned
+   * earlier in the same function (host arithmetic, `h = d.get(); n = int(h[-1])`), theirs, transitively.
+   * Metadata of a fetched array (`h.shape`, `len(h)`) does not carry the flow; nor does a DEVICE value.
+   */
+  d2hSourcesOf(expr: SyntaxNode): D2H[];
   /** Names bound to kernels (objects whose call is a launch). */
   kernelNames: Set<string>;
   /** calleePath of a call node. */
@@ -91,6 +97,8 @@ export interface PyModel {
   isUpload(call: SyntaxNode): boolean;
 }
 
+const HOST_ANNOTATION =
+  /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
 export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_/;
 const DEBUG_NAME = /debug|dump|^test_/i;
@@ -149,18 +157,24 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   }
 
   const params = new Map<number, Set<string>>();
+  const hostParams = new Map<number, Set<string>>();
   for (const fn of root.descendantsOfType('function_definition')) {
     const set = new Set<string>();
+    const hostSet = new Set<string>();
     for (const p of fn.childForFieldName('parameters')?.namedChildren ?? []) {
       if (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') {
         const ty = p.childForFieldName('type')?.text ?? '';
         const name = p.namedChildren.find((c) => c.type === 'identifier')?.text ?? p.childForFieldName('name')?.text;
         // `np.ndarray | cp.ndarray` (or ArrayLike) accepts host arrays too: not known to be on the device.
         const hostToo = /\b(np|numpy)\.ndarray\b|ArrayLike\b/.test(ty);
-        if (name && !hostToo && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
+        // `list[cp.ndarray]` is a host container of device arrays, and an `int`/`np.ndarray`
+        // annotation overrides the `d_` naming convention.
+        if (name && HOST_ANNOTATION.test(ty.trim())) hostSet.add(name);
+        else if (name && !hostToo && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
       }
     }
     params.set(fn.id, set);
+    hostParams.set(fn.id, hostSet);
   }
 
   const callPath = (call: SyntaxNode) => calleePath(call.childForFieldName('function'));
@@ -205,10 +219,65 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
 
   const isCupyModulePath = (p: string | null) => !!p && vocab.device_modules.some((m) => p.startsWith(m + '.')) && !/\.cuda\./.test(p + '.') && !p.includes('.cuda.');
 
+  // `for v in X` / `[f(v) for v in X]` bind `v` to an element of X. Iterating a CuPy array yields
+  // device views (`X[i]`, no copy), so the element of a DEVICE iterable is DEVICE until it is used.
+  type LoopBind = { loop: SyntaxNode; target: SyntaxNode; value: SyntaxNode | null };
+  const loopBinds = new Map<number, Map<string, LoopBind[]>>();
+  for (const loop of root.descendantsOfType(['for_statement', 'for_in_clause'])) {
+    const left = loop.childForFieldName('left');
+    const right = unparen(loop.childForFieldName('right'));
+    if (!left || !right) continue;
+    const targets = left.type === 'pattern_list' || left.type === 'tuple_pattern' ? left.namedChildren : [left];
+    let values: Array<SyntaxNode | null> = targets.length === 1 ? [right] : targets.map(() => null);
+    if (targets.length > 1 && right.type === 'call') {
+      const fname = right.childForFieldName('function')?.text;
+      const args = pyArgs(right).positional;
+      if (fname === 'enumerate' && targets.length === 2 && args[0]) values = [null, args[0]];
+      else if (fname === 'zip' && args.length === targets.length) values = args;
+    }
+    const scope = scopeOf(loop);
+    let byName = loopBinds.get(scope.id);
+    if (!byName) loopBinds.set(scope.id, (byName = new Map()));
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i];
+      if (t.type !== 'identifier') continue;
+      const list = byName.get(t.text) ?? [];
+      list.push({ loop, target: t, value: values[i] });
+      byName.set(t.text, list);
+    }
+  }
+  /** The loop binding of `name` visible at `at`; `start` orders it against plain assignments. */
+  function loopBindingAt(scope: SyntaxNode, name: string, at: SyntaxNode): (LoopBind & { start: number }) | undefined {
+    let best: (LoopBind & { start: number }) | undefined;
+    for (const b of loopBinds.get(scope.id)?.get(name) ?? []) {
+      const right = b.loop.childForFieldName('right');
+      if (right && right.startIndex <= at.startIndex && at.endIndex <= right.endIndex) continue;
+      if (b.loop.type === 'for_in_clause') {
+        // Comprehension variables are local to the comprehension and bind before its body in evaluation order.
+        const comp = b.loop.parent;
+        if (comp && comp.startIndex <= at.startIndex && at.endIndex <= comp.endIndex) return { ...b, start: Number.MAX_SAFE_INTEGER };
+        continue;
+      }
+      if (b.target.startIndex < at.startIndex && (!best || b.target.startIndex > best.start)) best = { ...b, start: b.target.startIndex };
+    }
+    return best;
+  }
+  function loopElementIsDevice(v: SyntaxNode | null): boolean | undefined {
+    const u = unparen(v);
+    if (!u) return undefined;
+    if (u.type === 'list' || u.type === 'tuple') return u.namedChildren.length > 0 && u.namedChildren.every((e) => isDevice(e)) ? true : undefined;
+    // Unknown iterables (host lists of arrays, helpers) keep the `d_` naming convention.
+    return isDevice(u) ? true : undefined;
+  }
+
   function lookupName(name: string, at: SyntaxNode): boolean | undefined {
     let scope: SyntaxNode | null = scopeOf(at);
     for (;;) {
       const list = assignsByScope.get(scope.id)?.get(name);
+      const bound = loopBindingAt(scope, name, at);
+      if (bound && !list?.some((a) => a.node.startIndex > bound.start && a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex))) {
+        return loopElementIsDevice(bound.value);
+      }
       if (list) {
         let last: { node: SyntaxNode; value: SyntaxNode } | undefined;
         for (const a of list) if (a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex)) last = a;
@@ -225,6 +294,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         }
       }
       if (scope.type === 'function_definition' && params.get(scope.id)?.has(name)) return true;
+      if (scope.type === 'function_definition' && hostParams.get(scope.id)?.has(name)) return false;
       if (scope === root) return undefined;
       const outer: SyntaxNode | null = scope.parent;
       scope = outer ? scopeOf(outer.type === 'function_definition' ? outer : scope) : root;
@@ -558,6 +628,40 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     }
   };
 
+  // `print` returns None and an f-string is text: neither carries a device value into later code.
+  const VALUE_D2H = new Set<D2HKind>(['get', 'asnumpy', 'item', 'tolist', 'convert', 'condition', 'builtin', 'copy-to-host']);
+  const flowMemo = new Map<number, D2H[]>();
+  const d2hSourcesOf = (expr: SyntaxNode): D2H[] => {
+    const hit = flowMemo.get(expr.id);
+    if (hit) return hit;
+    flowMemo.set(expr.id, []); // cycle guard
+    const out = new Set<D2H>();
+    const within = (n: SyntaxNode) => expr.startIndex <= n.startIndex && n.endIndex <= expr.endIndex;
+    for (const d of d2h) if (VALUE_D2H.has(d.kind) && within(d.node)) out.add(d);
+    const names = assignsByScope.get(scopeOf(expr).id);
+    const refs = expr.type === 'identifier' || expr.type === 'attribute' ? [expr] : expr.descendantsOfType(['identifier', 'attribute']);
+    for (const r of names ? refs : []) {
+      const par = r.parent;
+      if (par?.type === 'attribute' && par.childForFieldName('attribute')?.id === r.id) continue;
+      if (par?.type === 'keyword_argument' && par.childForFieldName('name')?.id === r.id) continue;
+      if (par?.type === 'attribute' && vocab.metadata_attributes.includes(par.childForFieldName('attribute')?.text ?? '')) continue;
+      if (par?.type === 'argument_list' && par.parent?.childForFieldName('function')?.text === 'len') continue;
+      const list = names!.get(r.text);
+      if (!list) continue;
+      // The binding visible at `r`, plus the bindings an augmented assignment (`n += ...`) builds on.
+      for (let i = list.length - 1; i >= 0; i--) {
+        const a = list[i];
+        if (a.node.startIndex >= r.startIndex || (a.node.startIndex <= r.startIndex && r.endIndex <= a.node.endIndex)) continue;
+        const value = a.value.type === 'assignment' ? a.value.childForFieldName('right') : a.value;
+        if (value && !isDevice(value)) for (const d of d2hSourcesOf(value)) out.add(d);
+        if (a.node.type !== 'augmented_assignment') break;
+      }
+    }
+    const res = [...out].sort((a, b) => a.node.startIndex - b.node.startIndex);
+    flowMemo.set(expr.id, res);
+    return res;
+  };
+
   const usesMemo = new Map<string, SyntaxNode[]>();
   const identifiers = (): SyntaxNode[] => {
     let all = usesMemo.get('\0all');
@@ -602,6 +706,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     gpuWorkIn,
     assignmentsIn: (scope) => assignsByScope.get(scope.id) ?? new Map(),
     usesOf,
+    d2hSourcesOf,
     kernelNames,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
