@@ -15,7 +15,7 @@ import { luisaFile } from './gen/luisa.js';
 import { pythonFile } from './gen/python.js';
 
 /** Bump when a generator changes, so stale corpora are regenerated. */
-export const CORPUS_VERSION = 3;
+export const CORPUS_VERSION = 4;
 export const DEFAULT_SEED = 'gpu-review-bench';
 /** 6 MiB: comfortably above 5 MB in either unit. */
 export const DEFAULT_BYTES = 6 * 1024 * 1024;
@@ -74,7 +74,8 @@ function fileTarget(rng: Rng, lo: number, hi: number): number {
 function generateOne(lang: CorpusLang, seed: string, index: number): { rel: string; text: string } {
   const rng = new Rng(`${seed}:${lang}:${index}`);
   const dir = rng.pick(DIRS[lang]);
-  const base = `${rng.pick(VERBS)}_${rng.pick(NOUNS)}s_${String(index).padStart(3, '0')}`;
+  const noun = rng.pick(NOUNS);
+  const base = `${rng.pick(VERBS)}_${/(s|x|ch|sh)$/.test(noun) ? noun + 'es' : noun + 's'}_${String(index).padStart(3, '0')}`;
   // Generators overshoot their target by up to one top-level chunk; aim below the 60 KB cap.
   let target = fileTarget(rng, 5.6 * 1024, 52 * 1024);
   for (let attempt = 0; ; attempt++) {

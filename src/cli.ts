@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,7 +121,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
   let diffText: string;
   let reader: FileReader | undefined;
   const repo = flags.repo ? resolve(flags.repo) : undefined;
-  if (repo && !existsSync(repo)) throw new UsageError(`--repo ${flags.repo}: no such directory`);
+  if (repo && !(existsSync(repo) && statSync(repo).isDirectory())) throw new UsageError(`--repo ${flags.repo}: no such directory`);
   if (flags.git !== undefined) {
     if (diffArg) throw new UsageError('give either a DIFF file or --git RANGE, not both');
     const cwd = repo ?? process.cwd();
@@ -267,11 +267,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(explain(id));
     });
 
+  if (argv.length === 0) {
+    process.stderr.write('gpu-review: no command given: review, rules or explain (`gpu-review --help` describes them)\n');
+    return 2;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {
+      // No command at all: commander prints the help on stderr and asks for a failing exit.
+      if (e.code === 'commander.help' && e.exitCode !== 0) return 2;
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
       process.stderr.write(`gpu-review: ${e.message.replace(/^error: /, '')}\n`);
       return 2;

@@ -7,7 +7,7 @@ import { CHECKS } from './engine/registry.generated.js';
 import { runChecks, type RawFinding } from './engine/runner.js';
 import { isSuppressed, scanSuppressions } from './engine/suppress.js';
 import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
-import { lastName } from './analysis/syntax.js';
+import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
@@ -170,7 +170,7 @@ async function reviewFile(file: DiffFile, readFile: FileReader | undefined, conf
   }
 
   const applicable = checks.filter((c) => c.languages.some((l) => l === language || (language === 'python' && l === 'nvrtc-in-python')));
-  const projectVocabulary = config.vocab.vibespatial_helpers.some((h) => (full ?? hunkText).includes(lastName(h) ?? h));
+  const projectVocabulary = usesVocabulary(full ?? hunkText, config.vocab.vibespatial_helpers);
   const sources: Source[] = [];
   const raw: RawFinding[] = [];
   for (const unit of units) {

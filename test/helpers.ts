@@ -95,6 +95,7 @@ export function applyFixes(text: string, findings: Finding[]): string {
     .filter((f) => f.fix?.kind === 'safe' && f.fix.replace)
     .map((f) => f.fix!.replace!)
     .sort((a, b) => b.startLine - a.startLine);
-  for (const e of edits) lines.splice(e.startLine - 1, e.endLine - e.startLine + 1, ...e.text.split('\n'));
+  // Same reading as the reporters (replacementLines): '' deletes the lines, a final newline adds no line.
+  for (const e of edits) lines.splice(e.startLine - 1, e.endLine - e.startLine + 1, ...(e.text === '' ? [] : e.text.replace(/\r?\n$/, '').split('\n')));
   return lines.join('\n');
 }

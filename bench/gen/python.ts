@@ -62,7 +62,7 @@ function launch(rng: Rng, c: Code, ctx: PyCtx, count = rng.pick(ctx.ints.length 
 /** Random host statements (device ops, launches, host arithmetic, nested ifs and loops). */
 function pyStmts(rng: Rng, c: Code, ctx: PyCtx, depth: number, count: number, allowAnti: boolean): void {
   let emitted = 0;
-  for (let s = 0; s < count; s++) {
+  for (let s = 0; s < count || emitted === 0; s++) {
     const k = rng.weighted<string>([
       [3, 'devop'], [2, 'launch'], [2, 'host'], [1, 'comment'], [depth < 3 ? 1.2 : 0, 'if'], [depth < 2 ? 1 : 0, 'for'],
       [1, 'log'], [ctx.dev.length ? 0.8 : 0, 'alloc'], [allowAnti && depth > 0 ? 0.5 : 0, 'anti'],
@@ -94,7 +94,7 @@ function pyStmts(rng: Rng, c: Code, ctx: PyCtx, depth: number, count: number, al
       }
       case 'comment':
         c.line(`# ${comment(rng)}`);
-        break;
+        continue;
       case 'log':
         c.line(`log.${rng.pick(['debug', 'debug', 'info'])}("${rng.pick(VERBS)} %s: %d items", ${JSON.stringify(rng.pick(NOUNS))}, ${ctx.ints.length ? rng.pick(ctx.ints) : 'n'})`);
         break;
@@ -142,7 +142,6 @@ function pyStmts(rng: Rng, c: Code, ctx: PyCtx, depth: number, count: number, al
     }
     emitted++;
   }
-  if (!emitted) c.line('pass');
 }
 
 /** Escape `{`/`}` for str.format / f-string templates. */
@@ -244,7 +243,8 @@ function docstring(rng: Rng, c: Code, what: string): void {
   } else {
     c.line(`"""${what[0].toUpperCase()}${what.slice(1)}.`);
     c.line();
-    c.line(`${comment(rng)[0].toUpperCase()}${comment(rng).slice(1)}.`);
+    const cm = comment(rng);
+    c.line(`${cm[0].toUpperCase()}${cm.slice(1)}.`);
     c.line();
     c.line('Parameters');
     c.line('----------');
@@ -583,7 +583,8 @@ export function pythonFile(rng: Rng, target: number): string {
   out.line();
   const std = ['import logging'];
   if (rng.chance(0.6)) std.push('import functools');
-  if (rng.chance(0.4)) std.push('import os');
+  const debugFromEnv = rng.chance(0.5);
+  if (debugFromEnv || rng.chance(0.3)) std.push('import os');
   if (rng.chance(0.5)) std.push('from dataclasses import dataclass');
   for (const l of std) out.line(l);
   out.line();
@@ -596,7 +597,7 @@ export function pythonFile(rng: Rng, target: number): string {
   if (rng.chance(0.7)) out.line('from vibespatial.precision import PrecisionMode, PrecisionPlan');
   out.line();
   out.line('log = logging.getLogger(__name__)');
-  out.line(`DEBUG = ${rng.chance(0.5) ? 'False' : 'os.environ.get("VIBESPATIAL_DEBUG") == "1"'}`);
+  out.line(`DEBUG = ${debugFromEnv ? 'os.environ.get("VIBESPATIAL_DEBUG") == "1"' : 'False'}`);
   out.line(`HAS_GPU = runtime.has_gpu()`);
   if (rng.chance(0.5)) out.line(`_BLOCK = ${rng.pick([128, 256, 512])}`);
   out.line();

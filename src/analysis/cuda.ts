@@ -218,6 +218,8 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   const loopOf = (n: SyntaxNode) => loopsOf(n)[0] ?? null;
 
   const debugGated = (n: SyntaxNode): boolean => {
+    // Catalog §1.4 DEBUG_GATED: the file name counts too, and `test_` functions.
+    if (/debug|dump|^test_/i.test(source.path.split('/').pop() ?? '')) return true;
     let child = n;
     let p = n.parent;
     while (p) {
@@ -233,7 +235,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
         const inCond = cond && cond.startIndex <= n.startIndex && n.endIndex <= cond.endIndex;
         if (cond && !inCond && p.childForFieldName('consequence')?.id === child.id && DEBUG_COND.test(cond.text)) return true;
       }
-      if (p.type === 'function_definition' && /debug|dump/i.test(fnById.get(p.id)?.name ?? '')) return true;
+      if (p.type === 'function_definition' && /debug|dump|^test_/i.test(fnById.get(p.id)?.name ?? '')) return true;
       child = p;
       p = p.parent;
     }
@@ -244,6 +246,8 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   const hotPath = (n: SyntaxNode): boolean => {
     const f = functionOf(n);
     if (!f || !f.isHost) return false;
+    // One-time setup/teardown, including constructors and destructors (no return type), is never hot.
+    if (config.setupFunctions.test(f.name) || !f.node.childForFieldName('type')) return false;
     if (loopOf(n)) return true;
     if (config.hotPathFunctions.test(f.name)) return true;
     let starts = opStarts.get(f.node.id);

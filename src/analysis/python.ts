@@ -2,7 +2,7 @@ import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
-import { calleePath, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
+import { calleePath, lastName, matchesVocab, pyArgs, unparen, usesVocabulary } from './syntax.js';
 
 /**
  * The host-side model of a Python module that the host-device, sync and memory rules share
@@ -75,14 +75,31 @@ export interface PyModel {
    * Metadata of a fetched array (`h.shape`, `len(h)`) does not carry the flow; nor does a DEVICE value.
    */
   d2hSourcesOf(expr: SyntaxNode): D2H[];
+  /**
+   * The host expression a read is reported on: the right-hand side of the host assignment that holds it
+   * (`n_out = int(d_off[-1]) + int(d_cnt[-1])`), else the read itself. Rules starting from the same read
+   * point at the same node, so catalog §2.4 merges their findings.
+   */
+  hostValueOf(d: D2H): SyntaxNode;
   /** Names bound to kernels (objects whose call is a launch). */
   kernelNames: Set<string>;
   /** calleePath of a call node. */
   callPath(call: SyntaxNode): string | null;
   isCall(n: SyntaxNode, vocab: readonly string[]): boolean;
   /**
-   * Control can reach `b` after executing `a` (same function, `b` later in the text): no `return`/`raise`
-   * in between on the way, and `b` is not in a sibling branch of an `if` that holds `a`.
+   * `isCall`, also trying the callee with its import alias expanded: `from cupy.cuda import runtime as rt;
+   * rt.malloc(n)` matches `cupy.cuda.runtime.malloc`, `from cupyx import empty_pinned` matches `cupyx.empty_pinned`.
+   */
+  callMatches(n: SyntaxNode, vocab: readonly string[]): boolean;
+  /**
+   * The same test for a name or attribute that is referenced rather than called: `set_allocator(malloc_managed)`
+   * after `from cupy.cuda import malloc_managed` matches `cupy.cuda.malloc_managed`.
+   */
+  pathMatches(n: SyntaxNode, vocab: readonly string[]): boolean;
+  /**
+   * Normal (non-exceptional) control flow can reach `b` after executing `a` (same function, `b` later in
+   * the text): no `return`/`raise` in between on the way, `b` is not in a sibling branch of an `if`/`match`
+   * that holds `a`, and not in an `except` clause of a `try` that holds `a`.
    */
   flowsTo(a: SyntaxNode, b: SyntaxNode): boolean;
   /** Module an import statement of this file binds to `alias` (`np` → `numpy`), if any. */
@@ -309,7 +326,9 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     if (!u) return true;
     if (['integer', 'float', 'string', 'true', 'false', 'none', 'list', 'tuple', 'dictionary', 'set', 'list_comprehension', 'dictionary_comprehension', 'set_comprehension', 'comparison_operator', 'not_operator'].includes(u.type)) return true;
     if (u.type === 'attribute') return vocab.metadata_attributes.includes(u.childForFieldName('attribute')?.text ?? '');
-    if (u.type === 'binary_operator') return u.namedChildren.every((c) => definitelyHost(c));
+    // `d_sq = dx * dx + dy * dy`: arithmetic on untainted names that do not follow the `d_` convention stays on the host.
+    const hostOperand = (c: SyntaxNode) => definitelyHost(c) || (c.type === 'identifier' && !/^d_/.test(c.text) && !isDevice(c));
+    if (u.type === 'binary_operator') return u.namedChildren.every(hostOperand);
     if (u.type !== 'call') return false;
     const fn = u.childForFieldName('function');
     const p = calleePath(fn);
@@ -353,8 +372,14 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       case 'subscript': {
         return isDevice(n.childForFieldName('value'));
       }
-      case 'binary_operator':
       case 'comparison_operator':
+        // `d_x is None` compares Python object identity on the host: no kernel, no transfer.
+        if (n.children.some((c) => c.type === 'is' || c.type === 'is not')) return false;
+        return n.namedChildren.some((c) => isDevice(c));
+      case 'binary_operator':
+        // `"%d hits" % d_n` is str formatting on the host (it reads the value back), not array arithmetic.
+        if (unparen(n.childForFieldName('left'))?.type === 'string') return false;
+        return n.namedChildren.some((c) => isDevice(c));
       case 'boolean_operator':
         return n.namedChildren.some((c) => isDevice(c));
       case 'unary_operator':
@@ -426,7 +451,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     gpuOps.push({ node, kind });
   };
 
-  const nodes = root.descendantsOfType(['call', 'if_statement', 'while_statement', 'elif_clause', 'binary_operator', 'interpolation']);
+  const nodes = root.descendantsOfType(['call', 'if_statement', 'while_statement', 'elif_clause', 'binary_operator', 'comparison_operator', 'interpolation']);
   for (const n of nodes) {
     if (n.type === 'if_statement' || n.type === 'while_statement' || n.type === 'elif_clause') {
       const cond = unparen(n.childForFieldName('condition'));
@@ -439,7 +464,13 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       continue;
     }
     if (n.type === 'binary_operator') {
-      if (n.parent?.type !== 'binary_operator' && n.namedChildren.some((c) => isDevice(c))) addOp(n, 'operator');
+      if (n.parent?.type !== 'binary_operator' && isDevice(n)) addOp(n, 'operator');
+      continue;
+    }
+    if (n.type === 'comparison_operator') {
+      // `d_x > t` is an elementwise kernel; `d_x is None` / `in` are Python identity and membership tests.
+      const identity = n.children.some((c) => !c.isNamed && /^(is|in|not)/.test(c.type));
+      if (!identity && n.parent?.type !== 'binary_operator' && n.namedChildren.some((c) => isDevice(c))) addOp(n, 'operator');
       continue;
     }
     const fn = n.childForFieldName('function');
@@ -570,7 +601,8 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         if (inAlt && GPU_COND.test(condText) && !negated && !CPU_COND.test(condText)) return true;
       }
       if (p.type === 'except_clause' && /ImportError|ModuleNotFoundError|CUDARuntimeError|cuda/i.test(p.text.split('\n')[0])) return true;
-      if (p.type === 'function_definition' && /(^|_)(cpu|fallback|numpy|host)(_|$)/i.test(fnName(p))) return true;
+      // `copy_to_host` / `ring_lengths_to_host` are the GPU path's final read, not a host implementation.
+      if (p.type === 'function_definition' && /(^|_)(cpu|fallback|numpy|host)(_|$)/i.test(fnName(p)) && !/(^|_)(to|from)_host(_|$)/i.test(fnName(p))) return true;
       child = p;
       p = p.parent;
     }
@@ -587,6 +619,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   const hotPath = (n: SyntaxNode): boolean => {
     const scope = scopeOf(n);
     if (scope === root || cachedFn(scope)) return false;
+    if (config.setupFunctions.test(fnName(scope))) return false;
     if (loopOf(n)) return true;
     if (config.hotPathFunctions.test(fnName(scope))) return true;
     let starts = opStarts.get(scope.id);
@@ -621,8 +654,15 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       if (['elif_clause', 'else_clause', 'except_clause', 'finally_clause', 'case_clause'].includes(up.type)) up = up.parent;
       if (!up) return false;
       // `b` inside the compound statement but not after `a`'s block: another branch of the same `if`/`match`
-      // (exclusive), or an `except`/`finally`/loop `else` (reachable).
-      if (!jumped && up.startIndex <= b.startIndex && b.endIndex <= up.endIndex) return !['if_statement', 'match_statement', 'block'].includes(up.type);
+      // (exclusive), a loop `else` (reachable), or a clause of a `try` (normal flow enters `except` only on
+      // an exception, `else` only from the `try` body, `finally` always).
+      if (!jumped && up.startIndex <= b.startIndex && b.endIndex <= up.endIndex) {
+        if (up.type === 'try_statement') {
+          const clause = up.namedChildren.find((c) => c.startIndex <= b.startIndex && b.endIndex <= c.endIndex);
+          return clause?.type === 'finally_clause' || (clause?.type === 'else_clause' && block.parent?.type === 'try_statement');
+        }
+        return !['if_statement', 'match_statement', 'block'].includes(up.type);
+      }
       cur = up;
       while (cur.parent && !STMT_PARENTS.includes(cur.parent.type)) cur = cur.parent;
     }
@@ -631,13 +671,15 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   // `print` returns None and an f-string is text: neither carries a device value into later code.
   const VALUE_D2H = new Set<D2HKind>(['get', 'asnumpy', 'item', 'tolist', 'convert', 'condition', 'builtin', 'copy-to-host']);
   const flowMemo = new Map<number, D2H[]>();
+  // `enumerate(d_x)`, `list(d_x)`: containers of device views, no value has reached the host yet.
+  const lazyBuiltin = (d: D2H) => d.kind === 'builtin' && /^(enumerate|zip|map|filter|list|tuple|set|iter|reversed)$/.test(d.node.childForFieldName('function')?.text ?? '');
   const d2hSourcesOf = (expr: SyntaxNode): D2H[] => {
     const hit = flowMemo.get(expr.id);
     if (hit) return hit;
     flowMemo.set(expr.id, []); // cycle guard
     const out = new Set<D2H>();
     const within = (n: SyntaxNode) => expr.startIndex <= n.startIndex && n.endIndex <= expr.endIndex;
-    for (const d of d2h) if (VALUE_D2H.has(d.kind) && within(d.node)) out.add(d);
+    for (const d of d2h) if (VALUE_D2H.has(d.kind) && !lazyBuiltin(d) && within(d.node)) out.add(d);
     const names = assignsByScope.get(scopeOf(expr).id);
     const refs = expr.type === 'identifier' || expr.type === 'attribute' ? [expr] : expr.descendantsOfType(['identifier', 'attribute']);
     for (const r of names ? refs : []) {
@@ -660,6 +702,17 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     const res = [...out].sort((a, b) => a.node.startIndex - b.node.startIndex);
     flowMemo.set(expr.id, res);
     return res;
+  };
+
+  const hostValueOf = (d: D2H): SyntaxNode => {
+    for (let p = d.node.parent; p; p = p.parent) {
+      if (p.type === 'assignment' || p.type === 'augmented_assignment') {
+        const right = p.childForFieldName('right');
+        return right && right.startIndex <= d.node.startIndex && d.node.endIndex <= right.endIndex && !isDevice(right) ? right : d.node;
+      }
+      if (p.type.endsWith('_statement') || ['block', 'module', 'lambda', 'function_definition'].includes(p.type)) break;
+    }
+    return d.node;
   };
 
   const usesMemo = new Map<string, SyntaxNode[]>();
@@ -702,14 +755,30 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     hotPath,
     testOrBench: TEST_OR_BENCH_PATH.test(source.path),
     importsCupy: /^\s*(import\s+cupy|from\s+cupy|import\s+cupy\s+as)/m.test(text),
-    projectVocabulary: vocab.vibespatial_helpers.some((h) => text.includes(lastName(h) ?? h)),
+    projectVocabulary: usesVocabulary(text, vocab.vibespatial_helpers),
     gpuWorkIn,
     assignmentsIn: (scope) => assignsByScope.get(scope.id) ?? new Map(),
     usesOf,
     d2hSourcesOf,
+    hostValueOf,
     kernelNames,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
+    callMatches: (n, v) => {
+      if (n.type !== 'call') return false;
+      const p = callPath(n);
+      if (matchesVocab(p, v)) return true;
+      const head = p?.split('.')[0] ?? '';
+      const mod = imports.get(head);
+      return !!p && !!mod && mod !== head && matchesVocab(mod + p.slice(head.length), v);
+    },
+    pathMatches: (n, v) => {
+      const p = calleePath(n);
+      if (matchesVocab(p, v)) return true;
+      const head = p?.split('.')[0] ?? '';
+      const mod = imports.get(head);
+      return !!p && !!mod && mod !== head && matchesVocab(mod + p.slice(head.length), v);
+    },
     flowsTo,
     moduleOf: (alias) => imports.get(alias),
     aliasFor,

@@ -1,8 +1,9 @@
 import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../engine/types.js';
-import { cudaModel } from './cuda.js';
-import { pythonModel } from './python.js';
-import { calleePath, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
+import { cudaModel, type CudaModel } from './cuda.js';
+import type { ResolvedConfig } from '../config/schema.js';
+import { pythonModel, type PyModel } from './python.js';
+import { calleePath, contains, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
 
 /**
  * Streams, events and synchronization points of a source, in document order, for Python (CuPy,
@@ -46,19 +47,73 @@ export interface StreamFacts {
   /** `cudaEventRecord(e, s)` / `e.record(s)` and `cudaStreamWaitEvent(s, e)` / `s.wait_event(e)`. */
   eventRecords: Array<{ node: SyntaxNode; event: string; stream: string | null }>;
   eventWaits: Array<{ node: SyntaxNode; stream: string | null; event: string }>;
+  /** Asynchronous device-to-host copies and the host buffer each one writes (in document order). */
+  asyncD2H: AsyncD2H[];
+  /** Stream/event queries that a host loop spins on until the work is done (`while (cudaStreamQuery(s) != cudaSuccess)`). */
+  polls: SyncPoint[];
+}
+
+/**
+ * `cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, s)`, `runtime.copy_device_to_host_async(d, s, h)`,
+ * `d.get(stream=s, out=h, blocking=False)`: the host buffer holds the data only once the stream has
+ * reached the copy, which the host learns from a sync on that stream (003 §2.3).
+ */
+export interface AsyncD2H {
+  node: SyntaxNode;
+  /** Base name of the host buffer written: `h`, `self.h_buf`, `buf.host` (`h.ctypes.data`, `&h[0]`, `h.data()` → `h`). */
+  host: string;
+  hostNode: SyntaxNode | null;
+  /** Stream text; null = legacy default stream. */
+  stream: string | null;
+  streamNode: SyntaxNode | null;
 }
 
 const PY_STREAM_CTORS = /(^|\.)(Stream|ExternalStream|from_external|cudaStreamCreate\w*|cuStreamCreate\w*|create_stream|stream)$/;
-const NULL_STREAM = /^(0|nullptr|NULL|cudaStreamLegacy|cudaStreamPerThread|cp\.cuda\.Stream\.null|cupy\.cuda\.Stream\.null|Stream\.null)$/;
+// `cudaStreamPerThread` (and CuPy's `Stream.ptds`) is the per-thread default stream: not the legacy
+// stream, so it neither serializes the other streams nor belongs in this list.
+const NULL_STREAM = /^(0|0x0|nullptr|NULL|None|cudaStreamLegacy|CU_STREAM_LEGACY|cp\.cuda\.Stream\.null|cupy\.cuda\.Stream\.null|Stream\.null|(cp|cupy)\.cuda\.Stream\.null\.ptr)$/;
+/**
+ * Position of the stream argument of the CUDA stream-ordered copy, memset and allocation calls; the
+ * C++ runtime API defaults an omitted stream to 0, the legacy default stream.
+ */
+const STREAM_ARG: Record<string, number> = {
+  cudaMemcpyAsync: 4, cudaMemcpy2DAsync: 7, cudaMemcpy3DAsync: 1, cudaMemcpy3DPeerAsync: 1, cudaMemcpyPeerAsync: 5,
+  cudaMemcpyToSymbolAsync: 5, cudaMemcpyFromSymbolAsync: 5, cudaMemcpy2DToArrayAsync: 8, cudaMemcpy2DFromArrayAsync: 8,
+  cudaMemcpyToArrayAsync: 6, cudaMemcpyFromArrayAsync: 6, cudaMemsetAsync: 3, cudaMemset2DAsync: 5, cudaMemset3DAsync: 3,
+  cudaMemPrefetchAsync: 3, cudaMallocAsync: 2, cudaMallocFromPoolAsync: 3, cudaFreeAsync: 1,
+  cuMemcpyAsync: 3, cuMemcpyHtoDAsync: 3, cuMemcpyDtoHAsync: 3, cuMemcpyDtoDAsync: 3, cuMemcpyPeerAsync: 5,
+  cuMemsetD8Async: 3, cuMemsetD16Async: 3, cuMemsetD32Async: 3, cuMemsetD2D8Async: 5, cuMemsetD2D16Async: 5,
+  cuMemsetD2D32Async: 5, cuMemAllocAsync: 2, cuMemAllocFromPoolAsync: 3, cuMemFreeAsync: 1, cuMemPrefetchAsync: 3,
+};
+const PY_STREAM_ARG: Record<string, number> = { ...STREAM_ARG, cudaMallocAsync: 1, cuMemAllocAsync: 1, cuMemAllocFromPoolAsync: 2, cudaMallocFromPoolAsync: 2, mallocAsync: 1, freeAsync: 1, memcpyAsync: 4, memsetAsync: 3, cudaLaunchKernel: 5, cudaLaunchCooperativeKernel: 5, cuLaunchKernel: 8, cuLaunchCooperativeKernel: 8 };
+
 
 export const streamFacts: Analysis<StreamFacts> = {
   name: 'stream-facts',
   compute(source, config) {
-    const facts: StreamFacts = { syncs: [], streams: [], uses: [], eventRecords: [], eventWaits: [] };
+    const facts: StreamFacts = { syncs: [], streams: [], uses: [], eventRecords: [], eventWaits: [], asyncD2H: [], polls: [] };
     const vocab = config.vocab;
     if (source.language === 'python') {
       const m = pythonModel.compute(source, config);
-      for (const call of source.root.descendantsOfType('call')) {
+      const eventNames = new Set<string>();
+      const calls = source.root.descendantsOfType('call');
+      // Stream objects first: `s.record()` and `with s:` need to know them wherever they appear.
+      for (const call of calls) {
+        const path = calleePath(call.childForFieldName('function'));
+        if (!path || !PY_STREAM_CTORS.test(path) || !/cuda|cupy|cp\.|cudart|driver|runtime/.test(path)) continue;
+        const name = pyBoundName(call);
+        if (!name) continue;
+        facts.streams.push({
+          node: call,
+          name,
+          // CuPy `non_blocking=True`, cuda-python `cudaStreamNonBlocking` / `CU_STREAM_NON_BLOCKING` flags.
+          nonBlocking: /non_blocking\s*=\s*True|cudaStreamNonBlocking|CU_STREAM_NON_BLOCKING/.test(call.text),
+          priority: pyArgs(call).keywords.get('priority') ?? null,
+          inLoop: m.inLoop(call),
+        });
+      }
+      const streamNames = new Set(facts.streams.map((d) => d.name));
+      for (const call of calls) {
         const fn = call.childForFieldName('function');
         const path = calleePath(fn);
         const name = lastName(path) ?? '';
@@ -67,8 +122,13 @@ export const streamFacts: Analysis<StreamFacts> = {
           const obj = fn?.type === 'attribute' ? unparen(fn.childForFieldName('object')) : null;
           const device = /deviceSynchronize|cudaDeviceSynchronize|cuCtxSynchronize|torch\.cuda\.synchronize|(^|\.)runtime\.synchronize$|Device\.synchronize$/.test(path ?? '');
           const target = device ? null : name === 'synchronize' ? (obj?.text ?? null) : (args.positional[0]?.text ?? null);
-          facts.syncs.push({ node: call, scope: device ? 'device' : /Event/.test(path ?? '') ? 'event' : 'stream', target, via: name === 'synchronize' ? 'method' : 'call' });
+          facts.syncs.push({ node: call, scope: device ? 'device' : /[Ee]vent/.test(path ?? '') ? 'event' : 'stream', target, via: name === 'synchronize' ? 'method' : 'call' });
           continue;
+        }
+        if (/(^|\.)(cudaStreamQuery|cudaEventQuery|cuStreamQuery|cuEventQuery|streamQuery|eventQuery)$/.test(path ?? '') && pollingLoop(call)) {
+          // `while cudart.cudaStreamQuery(s)[0] != cudaSuccess:`: a host spin-wait is a synchronization.
+          const target = args.positional[0]?.text ?? null;
+          if (target) facts.polls.push({ node: call, scope: /[Ee]vent/.test(path ?? '') ? 'event' : 'stream', target, via: 'call' });
         }
         if (name && vocab.cccl_calls.includes(name) && m.isGpuOpNode(call)) {
           const sync = args.keywords.get('synchronize');
@@ -77,29 +137,48 @@ export const streamFacts: Analysis<StreamFacts> = {
           facts.uses.push({ node: call, stream: args.keywords.get('stream')?.text ?? null, kind: 'cccl' });
           continue;
         }
-        if (path && PY_STREAM_CTORS.test(path) && /cuda|cupy|cp\.|cudart|driver|runtime/.test(path)) {
-          const parent = call.parent;
-          const left = parent?.type === 'assignment' ? parent.childForFieldName('left')?.text : undefined;
-          if (left) {
-            facts.streams.push({
-              node: call,
-              name: left,
-              nonBlocking: /non_blocking\s*=\s*True|cudaStreamNonBlocking/.test(call.text),
-              priority: args.keywords.get('priority') ?? null,
-              inLoop: m.inLoop(call),
-            });
-          }
-          continue;
+        if (path && PY_STREAM_CTORS.test(path) && /cuda|cupy|cp\.|cudart|driver|runtime/.test(path)) continue;
+        if (/(^|\.)Event$/.test(path ?? '')) {
+          const ev = pyBoundName(call);
+          if (ev) eventNames.add(ev);
         }
         if (name === 'record' && fn?.type === 'attribute') {
-          facts.eventRecords.push({ node: call, event: fn.childForFieldName('object')?.text ?? '', stream: args.positional[0]?.text ?? args.keywords.get('stream')?.text ?? null });
+          const obj = unparen(fn.childForFieldName('object'));
+          const explicit = args.positional[0] ?? args.keywords.get('stream') ?? null;
+          if (obj && !eventNames.has(obj.text) && (pyIsStreamExpr(obj, streamNames) || /get_current_stream\(\s*\)$/.test(obj.text))) {
+            // `e = s.record()`: CuPy's Stream.record returns a new event recorded on `s`.
+            const ev = pyBoundName(call) ?? pyArgs(call).keywords.get('event')?.text ?? '';
+            if (ev) eventNames.add(ev);
+            facts.eventRecords.push({ node: call, event: ev, stream: pyStreamOf(obj.text, call, streamNames) });
+          } else {
+            facts.eventRecords.push({ node: call, event: obj?.text ?? '', stream: explicit ? pyStreamOf(explicit.text, call, streamNames) : pyContextStream(call, streamNames) });
+          }
         } else if (name === 'wait_event' && fn?.type === 'attribute') {
           facts.eventWaits.push({ node: call, stream: fn.childForFieldName('object')?.text ?? null, event: args.positional[0]?.text ?? '' });
+        } else if (/(^|\.)(cudaEventRecord|cuEventRecord|eventRecord)$/.test(path ?? '')) {
+          facts.eventRecords.push({ node: call, event: args.positional[0]?.text ?? '', stream: streamText(args.positional[1] ?? null) });
+        } else if (/(^|\.)(cudaStreamWaitEvent|cuStreamWaitEvent|streamWaitEvent)$/.test(path ?? '')) {
+          facts.eventWaits.push({ node: call, stream: streamText(args.positional[0] ?? null), event: args.positional[1]?.text ?? '' });
         }
-        if (m.isGpuOpNode(call)) {
-          facts.uses.push({ node: call, stream: args.keywords.get('stream')?.text ?? null, kind: /launch/.test(path ?? '') ? 'launch' : /copy/.test(path ?? '') ? 'copy' : 'other' });
+        const d2h = pyAsyncD2H(call, m, vocab, streamNames);
+        if (d2h) facts.asyncD2H.push(d2h);
+        const at = PY_STREAM_ARG[name];
+        const streamArg = args.keywords.get('stream') ?? args.keywords.get('hStream') ?? (at !== undefined && /^(cuda|cu[A-Z]|mallocAsync|freeAsync|memcpyAsync|memsetAsync)/.test(name) ? args.positional[at] : undefined);
+        const kind: StreamUse['kind'] = /[Ll]aunch/.test(path ?? '') ? 'launch' : /[Cc]opy|[Mm]emcpy/.test(path ?? '') ? 'copy' : /[Mm]emset/.test(path ?? '') ? 'memset' : /[Mm]alloc|AllocAsync|AllocFromPool/.test(name) ? 'alloc' : /[Ff]ree/.test(name) ? 'free' : 'other';
+        if (m.isGpuOpNode(call) || (streamArg && /Async$/.test(name))) {
+          facts.uses.push({ node: call, stream: streamArg ? pyStreamOf(streamArg.text, call, streamNames) : pyContextStream(call, streamNames), kind });
         }
       }
+      // `while not s.done:` (CuPy Stream/Event property): a host spin-wait is a synchronization.
+      for (const a of source.root.descendantsOfType('attribute')) {
+        if (a.childForFieldName('attribute')?.text !== 'done' || !pollingLoop(a)) continue;
+        const target = a.childForFieldName('object')?.text ?? '';
+        facts.polls.push({ node: a, scope: eventNames.has(target) ? 'event' : 'stream', target, via: 'method' });
+      }
+      facts.polls.sort((a, b) => a.node.startIndex - b.node.startIndex);
+      // `e.synchronize()` on an event object is an event sync, whatever the receiver is called.
+      for (const s of facts.syncs) if (s.scope === 'stream' && s.target && eventNames.has(s.target)) s.scope = 'event';
+      facts.uses.sort((a, b) => a.node.startIndex - b.node.startIndex);
       return facts;
     }
     const m = cudaModel.compute(source, config);
@@ -120,10 +199,21 @@ export const streamFacts: Analysis<StreamFacts> = {
         });
       } else if (n === 'cudaEventRecord' || n === 'cuEventRecord') facts.eventRecords.push({ node: c.node, event: c.args[0]?.text ?? '', stream: streamText(c.args[1] ?? null) });
       else if (n === 'cudaStreamWaitEvent' || n === 'cuStreamWaitEvent') facts.eventWaits.push({ node: c.node, stream: streamText(c.args[0] ?? null), event: c.args[1]?.text ?? '' });
-      else if (/^cudaMemcpy\w*Async$/.test(n)) facts.uses.push({ node: c.node, stream: streamText(c.args[n === 'cudaMemcpyAsync' ? 4 : c.args.length - 1] ?? null), kind: 'copy' });
-      else if (/^cudaMemset\w*Async$/.test(n)) facts.uses.push({ node: c.node, stream: streamText(c.args[c.args.length - 1] ?? null), kind: 'memset' });
-      else if (n === 'cudaMallocAsync') facts.uses.push({ node: c.node, stream: streamText(c.args[2] ?? null), kind: 'alloc' });
-      else if (n === 'cudaFreeAsync') facts.uses.push({ node: c.node, stream: streamText(c.args[1] ?? null), kind: 'free' });
+      else if (/^(cudaStreamQuery|cudaEventQuery|cuStreamQuery|cuEventQuery)$/.test(n)) {
+        // `while (cudaStreamQuery(s) == cudaErrorNotReady) {}`: a host spin-wait is a synchronization.
+        if (pollingLoop(c.node)) facts.polls.push({ node: c.node, scope: /Event/.test(n) ? 'event' : 'stream', target: /Event/.test(n) ? (c.args[0]?.text ?? null) : streamText(c.args[0] ?? null), via: 'call' });
+      } else {
+        const base = n.replace(/_v2$/, '');
+        const at = STREAM_ARG[base];
+        if (at === undefined) continue;
+        facts.uses.push({
+          node: c.node,
+          stream: streamText(c.args[at] ?? null),
+          kind: /Memcpy/.test(base) ? 'copy' : /Memset/.test(base) ? 'memset' : /Malloc|MemAlloc/.test(base) ? 'alloc' : /Free/.test(base) ? 'free' : 'other',
+        });
+        const d2h = cppAsyncD2H(c.node, base, c.args, at);
+        if (d2h) facts.asyncD2H.push(d2h);
+      }
     }
     facts.uses.sort((a, b) => a.node.startIndex - b.node.startIndex);
     facts.syncs.sort((a, b) => a.node.startIndex - b.node.startIndex);
@@ -140,4 +230,235 @@ export function streamText(n: SyntaxNode | null): string | null {
 
 export function isNullStream(t: string | null): boolean {
   return t === null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python: which stream an operation is queued on.
+
+/** Names that conventionally hold a stream (`stream`, `s1`, `s_copy`, `self.compute_stream`, `streams[i]`). */
+const PY_STREAM_NAME = /(^|[._])(streams?|strm)(\[.*\])?$|^(self\.)?_?(s|strm|stream)(\d+|_\w+)?(\[.*\])?$|(^|[._])(stream|strm)_\w+$/i;
+const PY_STREAM_CALL = /(^|\.)(Stream|ExternalStream|from_external|get_current_stream)$/;
+
+/** The name a call's result is bound to: `s = f()`, `err, s = f()` (cuda-python returns `(err, value)`), `with f() as s:`. */
+export function pyBoundName(call: SyntaxNode): string | null {
+  const parent = call.parent;
+  if (parent?.type === 'assignment' && parent.childForFieldName('right')?.id === call.id) {
+    const left = parent.childForFieldName('left');
+    if (!left) return null;
+    if (left.type === 'pattern_list' || left.type === 'tuple_pattern') {
+      const last = left.namedChildren[left.namedChildren.length - 1];
+      return last && (last.type === 'identifier' || last.type === 'attribute') ? last.text : null;
+    }
+    return left.type === 'identifier' || left.type === 'attribute' ? left.text : null;
+  }
+  if (parent?.type === 'as_pattern') return parent.childForFieldName('alias')?.namedChildren[0]?.text ?? null;
+  return null;
+}
+
+/** A Python expression that denotes a stream object. */
+export function pyIsStreamExpr(e: SyntaxNode, streamNames: ReadonlySet<string>): boolean {
+  const u = unparen(e);
+  if (!u) return false;
+  if (streamNames.has(u.text)) return true;
+  if (u.type === 'call') return PY_STREAM_CALL.test(calleePath(u.childForFieldName('function')) ?? '');
+  if (/(^|\.)Stream\.(null|ptds)$/.test(u.text)) return true;
+  return (u.type === 'identifier' || u.type === 'attribute' || u.type === 'subscript') && PY_STREAM_NAME.test(u.text);
+}
+
+/** The stream object text a stream expression refers to: `s.ptr`, `int(s)`, `s.handle` → `s`; null for the legacy default stream. */
+export function pyStreamOf(text: string, at: SyntaxNode, streamNames: ReadonlySet<string>): string | null {
+  let t = text.trim();
+  for (;;) {
+    const m = /^(?:int|getattr)\((.*)\)$/.exec(t) ?? /^(.*)\.(?:ptr|handle)$/.exec(t);
+    if (!m) break;
+    t = m[1].trim();
+  }
+  if (/get_current_stream\(\s*\)$/.test(t)) return pyContextStream(at, streamNames);
+  if (/(^|\.)Stream\.ptds$/.test(t)) return 'ptds';
+  return NULL_STREAM.test(t) ? null : t;
+}
+
+/** Items of a `with` statement (the context expressions; `with X as y` yields `X`). */
+export function pyWithItems(w: SyntaxNode): SyntaxNode[] {
+  const clause = w.namedChildren.find((c) => c.type === 'with_clause');
+  return (clause?.namedChildren ?? [])
+    .filter((c) => c.type === 'with_item')
+    .map((i) => {
+      const v = i.childForFieldName('value') ?? i.namedChildren[0];
+      return v?.type === 'as_pattern' ? v.namedChildren[0] : v;
+    })
+    .filter((v): v is SyntaxNode => !!v);
+}
+
+/**
+ * The stream CuPy's current stream is at `n`: the innermost `with <stream>:` around it in its function,
+ * else the stream of the last `<stream>.use()` before it in the function, else null (the legacy default
+ * stream, unless a caller made another stream current).
+ */
+export function pyContextStream(n: SyntaxNode, streamNames: ReadonlySet<string>): string | null {
+  let fn: SyntaxNode | null = null;
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'function_definition' || p.type === 'lambda') {
+      fn = p;
+      break;
+    }
+    if (p.type !== 'with_statement' || contains(pyWithItems(p)[0] ?? p, n)) continue;
+    for (const item of pyWithItems(p)) {
+      if (!pyIsStreamExpr(item, streamNames)) continue;
+      const alias = item.parent?.type === 'as_pattern' ? item.parent.childForFieldName('alias')?.text : undefined;
+      return alias && item.type === 'call' && /(^|\.)Stream$/.test(calleePath(item.childForFieldName('function')) ?? '') ? alias : pyStreamOf(item.text, p, streamNames);
+    }
+  }
+  let last: SyntaxNode | null = null;
+  for (const c of (fn ?? n.tree.rootNode).descendantsOfType('call')) {
+    if (c.startIndex >= n.startIndex) break;
+    const f = c.childForFieldName('function');
+    if (f?.type === 'attribute' && f.childForFieldName('attribute')?.text === 'use' && pyIsStreamExpr(f.childForFieldName('object')!, streamNames)) last = f.childForFieldName('object');
+  }
+  return last ? pyStreamOf(last.text, last, streamNames) : null;
+}
+
+/** Loop whose condition is (or contains) `n`, so the host spins on it. */
+function pollingLoop(n: SyntaxNode): SyntaxNode | null {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'while_statement' || p.type === 'do_statement') {
+      const cond = p.childForFieldName('condition');
+      return cond && contains(cond, n) ? p : null;
+    }
+    if (p.type.endsWith('statement') || p.type === 'block' || p.type === 'compound_statement') return null;
+  }
+  return null;
+}
+
+/** Base host buffer of a copy endpoint: `h.ctypes.data`, `h[a:b]`, `np.asarray(h)` → `h`; `self.h_buf.ctypes.data` → `self.h_buf`. */
+export function pyBufferBase(e: SyntaxNode | null | undefined): SyntaxNode | null {
+  let u = unparen(e);
+  while (u) {
+    if (u.type === 'call') {
+      const f = u.childForFieldName('function');
+      if (f?.type === 'attribute' && /^(data_as|view|reshape|ravel)$/.test(f.childForFieldName('attribute')?.text ?? '')) u = unparen(f.childForFieldName('object'));
+      else if (f?.type === 'identifier' && f.text === 'int') u = unparen(pyArgs(u).positional[0]);
+      else return null;
+    } else if (u.type === 'subscript') u = unparen(u.childForFieldName('value'));
+    else if (u.type === 'attribute' && /^(ctypes|data|ptr|T)$/.test(u.childForFieldName('attribute')?.text ?? '')) u = unparen(u.childForFieldName('object'));
+    else break;
+  }
+  return u && (u.type === 'identifier' || u.type === 'attribute') ? u : null;
+}
+
+function pyAsyncD2H(call: SyntaxNode, m: PyModel, vocab: ResolvedConfig['vocab'], streamNames: ReadonlySet<string>): AsyncD2H | null {
+  const fn = call.childForFieldName('function');
+  const path = calleePath(fn);
+  const name = lastName(path) ?? '';
+  const { positional, keywords } = pyArgs(call);
+  const mk = (hostExpr: SyntaxNode | null | undefined, streamExpr: SyntaxNode | null | undefined): AsyncD2H | null => {
+    const hostNode = hostExpr ? pyBufferBase(hostExpr) : null;
+    const host = hostNode?.text ?? pyBoundName(call);
+    if (!host) return null;
+    return { node: call, host, hostNode, stream: streamExpr ? pyStreamOf(streamExpr.text, call, streamNames) : pyContextStream(call, streamNames), streamNode: streamExpr ?? null };
+  };
+  const hostKw = keywords.get('out') ?? keywords.get('dst') ?? keywords.get('host') ?? keywords.get('host_out');
+  if (matchesVocab(path, vocab.d2h_async_calls)) {
+    if (/DtoH/.test(name)) return mk(positional[0], keywords.get('hStream') ?? positional[3]);
+    // MemoryPointer.copy_to_host_async(mem, size, stream=None)
+    if (/copy_to_host_async$/.test(name)) return mk(positional[0], keywords.get('stream') ?? positional[2]);
+    // runtime.copy_device_to_host_async(d_array, stream, h_buf)
+    return mk(hostKw ?? positional[2], keywords.get('stream') ?? positional[1]);
+  }
+  if (matchesVocab(path, vocab.memcpy_calls) && /Async$/.test(name)) {
+    const kind = keywords.get('kind') ?? positional[3];
+    // cupy.cuda.runtime.memcpyDeviceToHost == cudaMemcpyDeviceToHost == 2
+    if (kind && (/DeviceToHost|DtoH/.test(kind.text) || kind.text === '2')) return mk(positional[0], keywords.get('stream') ?? positional[4]);
+    return null;
+  }
+  const blocking = keywords.get('blocking');
+  if (!blocking || blocking.text !== 'False') return null;
+  // CuPy >= 13: `d.get(stream=s, out=h, blocking=False)`, `cp.asnumpy(d, stream=s, out=h, blocking=False)`.
+  if (fn?.type === 'attribute' && name === 'get' && m.isDevice(fn.childForFieldName('object'))) return mk(hostKw, keywords.get('stream') ?? positional[0]);
+  if (/(^|\.)asnumpy$/.test(path ?? '') && m.isDevice(positional[0])) return mk(hostKw, keywords.get('stream') ?? positional[1]);
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// C++
+
+const CPP_CAST_CALL = /^(static_cast|reinterpret_cast|const_cast|thrust::raw_pointer_cast|raw_pointer_cast|std::addressof)$/;
+
+/** Base buffer of a pointer expression: `(void*)h`, `&h[0]`, `h + off`, `h.data()`, `static_cast<void*>(h)` → `h`; `buf.host` stays. */
+export function cppBufferBase(e: SyntaxNode | null | undefined): SyntaxNode | null {
+  let u: SyntaxNode | null = e ?? null;
+  while (u) {
+    if (u.type === 'parenthesized_expression') u = u.namedChildren[0] ?? null;
+    else if (u.type === 'cast_expression') u = u.childForFieldName('value');
+    else if (u.type === 'pointer_expression') u = u.childForFieldName('argument');
+    else if (u.type === 'subscript_expression') u = u.childForFieldName('argument');
+    else if (u.type === 'binary_expression' && /^[+-]$/.test(u.childForFieldName('operator')?.type ?? '')) u = u.childForFieldName('left');
+    else if (u.type === 'call_expression') {
+      const f = u.childForFieldName('function');
+      const path = calleePath(f) ?? '';
+      const args = u.childForFieldName('arguments')?.namedChildren ?? [];
+      if (CPP_CAST_CALL.test(path)) u = args[0] ?? null;
+      else if (f?.type === 'field_expression' && /^(data|get|begin)$/.test(f.childForFieldName('field')?.text ?? '')) u = f.childForFieldName('argument');
+      else return null;
+    } else break;
+  }
+  return u && (u.type === 'identifier' || u.type === 'field_expression' || u.type === 'qualified_identifier') ? u : null;
+}
+
+function cppAsyncD2H(call: SyntaxNode, name: string, args: SyntaxNode[], streamAt: number): AsyncD2H | null {
+  let toHost = false;
+  if (name === 'cuMemcpyDtoHAsync') toHost = true;
+  else if (/^cudaMemcpy(2D)?(FromSymbol|FromArray)?Async$|^cudaMemcpy2DFromArrayAsync$/.test(name)) {
+    toHost = args.some((a) => /\bcudaMemcpyDeviceToHost\b/.test(a.text));
+  }
+  if (!toHost) return null;
+  const hostNode = cppBufferBase(args[0]);
+  if (!hostNode) return null;
+  const streamNode = args[streamAt] ?? null;
+  return { node: call, host: hostNode.text.replace(/\s+/g, ''), hostNode, stream: streamText(streamNode), streamNode };
+}
+
+/**
+ * CUDA host code: the one stream every stream-ordered operation of host function `fn` runs on
+ * (launches, `*Async` copies and memsets, `cudaMallocAsync`/`cudaFreeAsync`). Null when there are
+ * none, several, or some run on the legacy default stream: then moving a blocking call onto "the"
+ * stream could reorder it against work on another stream.
+ */
+export function soleStreamOf(facts: StreamFacts, m: CudaModel, fn: SyntaxNode): string | null {
+  const streams = new Set<string | null>();
+  for (const u of facts.uses) if (m.functionOf(u.node)?.node.id === fn.id) streams.add(u.stream === null ? null : u.stream.replace(/\s+/g, ''));
+  if (streams.size !== 1 || streams.has(null)) return null;
+  return [...streams][0];
+}
+
+const CASTS = /^(static_cast|reinterpret_cast|const_cast|dynamic_cast|thrust::raw_pointer_cast|raw_pointer_cast|std::addressof|sizeof)$/;
+
+/**
+ * CUDA host code: every launch and API call of `fn` that takes buffer `name` (other than the calls
+ * in `except`) also takes `stream` (as its launch stream, an argument, or a `par.on(stream)`
+ * policy), and at least one does. Casts are looked through.
+ */
+export function bufferUsedOnlyOnStream(m: CudaModel, fn: SyntaxNode, name: string, stream: string, except: ReadonlySet<number>): boolean {
+  const exceptNodes = m.calls.filter((c) => except.has(c.node.id)).map((c) => c.node);
+  // `CUDA_CHECK(cudaMalloc(&p, n))`: a mention inside an excepted call belongs to it, not to the wrapper.
+  const mentions = (n: SyntaxNode) =>
+    [n, ...n.descendantsOfType('identifier')].some((i) => i.type === 'identifier' && i.text === name && !exceptNodes.some((e) => e.startIndex <= i.startIndex && i.endIndex <= e.endIndex));
+  const onStream = (args: SyntaxNode[]) => args.some((a) => a.text.replace(/\s+/g, '') === stream || new RegExp(`\\.on\\(\\s*${stream.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\)`).test(a.text));
+  const inExcepted = (n: SyntaxNode) => m.calls.some((c) => except.has(c.node.id) && c.node.startIndex <= n.startIndex && n.endIndex <= c.node.endIndex);
+  let used = 0;
+  for (const l of m.launches) {
+    if (m.functionOf(l.node)?.node.id !== fn.id || !l.args.some(mentions)) continue;
+    if ((streamText(l.stream) ?? '').replace(/\s+/g, '') !== stream) return false;
+    used++;
+  }
+  const launchIds = new Set(m.launches.map((l) => l.node.id));
+  for (const c of m.calls) {
+    if (launchIds.has(c.node.id) || except.has(c.node.id) || CASTS.test(c.path) || m.functionOf(c.node)?.node.id !== fn.id) continue;
+    if (inExcepted(c.node) || !c.args.some(mentions)) continue;
+    // A call nested in a launch's arguments is part of that launch.
+    if (m.launches.some((l) => l.node.id !== c.node.id && l.node.startIndex <= c.node.startIndex && c.node.endIndex <= l.node.endIndex)) continue;
+    if (!onStream(c.args)) return false;
+    used++;
+  }
+  return used > 0;
 }

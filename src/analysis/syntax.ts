@@ -121,3 +121,38 @@ export function ancestor(n: SyntaxNode, types: readonly string[], stopAt: readon
   }
   return null;
 }
+
+/**
+ * Text of the comments that annotate a statement: on its own lines (trailing comments) and the block
+ * of comment-only lines directly above it. Works for both grammars (`#` and `//` comments are `comment` nodes).
+ */
+export function commentsAround(stmt: SyntaxNode): string[] {
+  let root = stmt;
+  while (root.parent) root = root.parent;
+  const lines = root.text.split('\n');
+  const byRow = new Map<number, SyntaxNode[]>();
+  for (const c of root.descendantsOfType('comment')) {
+    const list = byRow.get(c.startPosition.row) ?? [];
+    list.push(c);
+    byRow.set(c.startPosition.row, list);
+  }
+  const out: string[] = [];
+  for (let r = stmt.startPosition.row; r <= stmt.endPosition.row; r++) for (const c of byRow.get(r) ?? []) if (c.startIndex >= stmt.startIndex) out.push(c.text);
+  for (let r = stmt.startPosition.row - 1; r >= 0; r--) {
+    const own = byRow.get(r) ?? [];
+    if (!own.length || !/^\s*(#|\/\/|\/\*)/.test(lines[r] ?? '')) break;
+    out.push(...own.map((c) => c.text));
+  }
+  return out;
+}
+
+/**
+ * Does a file use a project vocabulary (catalog §2.4)? Each entry must appear as a whole name
+ * (`runtime.launch`, `count_scatter_total`), so an English comment saying "launch" does not count.
+ */
+export function usesVocabulary(text: string, entries: readonly string[]): boolean {
+  return entries.some((e) => {
+    const esc = e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return new RegExp(`(^|[^\\w])${esc}\\b`).test(text);
+  });
+}

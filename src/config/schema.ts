@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SEVERITIES, type Severity } from '../engine/types.js';
 import { DEFAULT_TARGETS, lookupGpu, type GpuSpec } from './gpus.js';
-import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
+import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_SETUP_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
 
 const severity = z.enum(SEVERITIES);
 const failOn = z.enum([...SEVERITIES, 'none'] as const);
@@ -24,7 +24,7 @@ export const configSchema = z
       .optional()
       .describe('Turn review passes on or off by number, e.g. {"4": false}. All passes are on by default.'),
     rules: z
-      .record(z.string(), z.union([severity, z.literal('off'), z.literal('on')]))
+      .record(z.string(), z.enum([...SEVERITIES, 'off', 'on'] as const))
       .optional()
       .describe('Per-rule override: a severity, "off", or "on" (enables a preview rule at its own severity).'),
     min_severity: severity.optional().describe('Findings below this severity are not reported. Default: low (report all).'),
@@ -45,6 +45,10 @@ export const configSchema = z
       .string()
       .optional()
       .describe(`Regex of function names treated as hot paths. Default: ${DEFAULT_HOT_PATH_FUNCTIONS}`),
+    setup_functions: z
+      .string()
+      .optional()
+      .describe(`Regex of one-time setup/teardown function names, never hot paths (C++ constructors and destructors always count). Default: ${DEFAULT_SETUP_FUNCTIONS}`),
     inline_comment_cap: z.number().int().min(0).max(1000).optional().describe('Most inline comments per review; the rest go to the review body. Default: 30.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     skip_drafts: z.boolean().optional().describe('GitHub App: skip draft pull requests. Default: true.'),
@@ -73,6 +77,7 @@ export interface ResolvedConfig {
   targets: GpuSpec[];
   vocab: Vocabularies;
   hotPathFunctions: RegExp;
+  setupFunctions: RegExp;
   inlineCommentCap: number;
   enablePreview: boolean;
   skipDrafts: boolean;
@@ -118,6 +123,12 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
   } catch {
     throw new ConfigError(`invalid config: "hot_path_functions" is not a valid regular expression`);
   }
+  let setup: RegExp;
+  try {
+    setup = new RegExp(c.setup_functions ?? DEFAULT_SETUP_FUNCTIONS);
+  } catch {
+    throw new ConfigError(`invalid config: "setup_functions" is not a valid regular expression`);
+  }
   const vocab = Object.fromEntries(
     Object.entries(DEFAULT_VOCABULARIES).map(([k, v]) => [k, [...v, ...((c.vocabularies as Record<string, string[] | undefined> | undefined)?.[k] ?? [])]]),
   ) as Vocabularies;
@@ -133,6 +144,7 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     targets,
     vocab,
     hotPathFunctions: hot,
+    setupFunctions: setup,
     inlineCommentCap: c.inline_comment_cap ?? 30,
     enablePreview: c.enable_preview ?? false,
     skipDrafts: c.skip_drafts ?? true,

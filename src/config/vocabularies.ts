@@ -16,6 +16,11 @@ export const DEFAULT_VOCABULARIES = {
     'cudaMalloc', 'cudaFree', 'cuMemAlloc', 'cuMemAlloc_v2', 'cuMemFree', 'cuMemFree_v2', 'cudart.cudaMalloc',
     'cudart.cudaFree', 'driver.cuMemAlloc', 'driver.cuMemFree', 'cp.cuda.runtime.malloc', 'cp.cuda.runtime.free',
     'cupy.cuda.runtime.malloc', 'cupy.cuda.runtime.free',
+    // Same device-wide sync as cudaMalloc/cudaFree (pitched, 3D and array allocations).
+    'cudaMallocPitch', 'cudaMalloc3D', 'cudaMallocArray', 'cudaMalloc3DArray', 'cudaFreeArray', 'cuMemAllocPitch',
+    'cuMemAllocPitch_v2',
+    // `cupy.cuda.Memory(n)` calls runtime.malloc directly, bypassing the CuPy pool; runtime.free on release.
+    'cp.cuda.Memory', 'cupy.cuda.Memory', 'cp.cuda.memory.Memory', 'cupy.cuda.memory.Memory',
   ],
   pool_alloc_calls: [
     'runtime.allocate', 'cudaMallocAsync', 'cudaFreeAsync', 'cudaMallocFromPoolAsync', 'cp.cuda.MemoryPool',
@@ -30,12 +35,23 @@ export const DEFAULT_VOCABULARIES = {
     'all', 'mean', 'argmax', 'argmin', 'prod', 'bincount', 'isnan', 'isfinite', 'logical_and', 'logical_or',
     'logical_not', 'floor', 'ceil', 'round', 'hypot', 'arctan2', 'cos', 'sin', 'exp', 'log', 'dot', 'matmul',
   ],
+  /**
+   * CuPy functions (under `device_modules`) that return a Python list or tuple of device arrays, not one
+   * array: iterating their result walks arrays, not elements.
+   */
+  device_sequence_calls: ['split', 'array_split', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'broadcast_arrays', 'nonzero'],
   /** Modules whose array functions return device arrays. */
   device_modules: ['cp', 'cupy', 'cupyx', 'cupyx.scipy'],
   /** Project helpers that return device arrays. */
   device_helpers: ['runtime.allocate', 'runtime.from_host', 'runtime.device_array', 'runtime.empty', 'runtime.zeros'],
   /** Kernel launches and launch-like calls (GPU_OP, §1.4). */
-  launch_calls: ['runtime.launch', 'runtime.launch_kernel', 'runtime.copy_host_to_device_async', 'runtime.copy_device_to_host_async'],
+  launch_calls: [
+    'runtime.launch', 'runtime.launch_kernel', 'runtime.copy_host_to_device_async', 'runtime.copy_device_to_host_async',
+    // cuda-python / CuPy runtime spellings of the CUDA GPU_OPs (§1.4).
+    'cudaLaunchKernel', 'cuLaunchKernel', 'cudaLaunchCooperativeKernel', 'cuLaunchCooperativeKernel', 'cudaMemcpyAsync',
+    'cudaMemsetAsync', 'cuMemcpyHtoDAsync', 'cuMemcpyDtoDAsync', 'cuMemsetD8Async', 'cuMemsetD32Async',
+    'cp.cuda.runtime.memcpyAsync', 'cupy.cuda.runtime.memcpyAsync', 'cp.cuda.runtime.memsetAsync', 'cupy.cuda.runtime.memsetAsync',
+  ],
   /** Objects created by these are kernels; calling them is a launch. */
   kernel_factories: [
     'cp.RawKernel', 'cupy.RawKernel', 'cp.ElementwiseKernel', 'cupy.ElementwiseKernel', 'cp.ReductionKernel',
@@ -103,10 +119,138 @@ export const DEFAULT_VOCABULARIES = {
     'max', 'amin', 'amax', 'argmax', 'argmin', 'any', 'all', 'count_nonzero', 'nonzero', 'flatnonzero',
     'bincount', 'dot', 'matmul',
   ],
+  /**
+   * Device allocations whose first positional argument (or `shape=`) is the buffer size
+   * (catalog `host-device/alloc-sized-from-device-value`).
+   */
+  sized_alloc_calls: [
+    'runtime.allocate', 'runtime.empty', 'runtime.zeros', 'cp.empty', 'cp.zeros', 'cp.ones', 'cp.full', 'cp.ndarray',
+    'cupy.empty', 'cupy.zeros', 'cupy.ones', 'cupy.full', 'cupy.ndarray',
+  ],
   /** The sanctioned single sync for a scatter total (003 §8.2). */
   count_scatter_calls: ['count_scatter_total', 'runtime.count_scatter_total'],
   /** Returns a host pointer/handle to device memory: metadata, not a transfer. */
   pointer_calls: ['runtime.pointer'],
+  /**
+   * Blocking (non-async) memset/memcpy: they run on the legacy default stream, which serializes
+   * against every blocking stream (003 §2.4; `sync/blocking-memset-memcpy`).
+   */
+  blocking_memcpy_calls: [
+    'cudaMemset', 'cudaMemset2D', 'cudaMemset3D', 'cudaMemcpy', 'cudaMemcpy2D', 'cudaMemcpy3D', 'cudaMemcpyToSymbol',
+    'cudaMemcpyFromSymbol', 'cudaMemcpyPeer', 'cuMemcpy', 'cuMemcpyHtoD', 'cuMemcpyDtoH', 'cuMemcpyDtoD', 'cuMemcpyHtoD_v2',
+    'cuMemcpyDtoH_v2', 'cuMemcpyDtoD_v2', 'cuMemsetD8', 'cuMemsetD16', 'cuMemsetD32', 'cuMemsetD8_v2', 'cuMemsetD16_v2',
+    'cuMemsetD32_v2', 'cp.cuda.runtime.memcpy', 'cupy.cuda.runtime.memcpy', 'cp.cuda.runtime.memset', 'cupy.cuda.runtime.memset',
+  ],
+  /** Page-locked host allocation and registration: device-wide sync (003 §2.4; `sync/pinned-alloc-in-hot-path`). */
+  pinned_alloc_calls: [
+    'cudaMallocHost', 'cudaHostAlloc', 'cudaHostRegister', 'cudaFreeHost', 'cudaHostUnregister', 'cuMemAllocHost',
+    'cuMemAllocHost_v2', 'cuMemHostAlloc', 'cuMemHostRegister', 'cuMemHostRegister_v2', 'cuMemFreeHost', 'cuMemHostUnregister',
+    'cp.cuda.runtime.hostAlloc', 'cupy.cuda.runtime.hostAlloc', 'cp.cuda.runtime.freeHost', 'cupy.cuda.runtime.freeHost',
+    'cp.cuda.runtime.hostRegister', 'cupy.cuda.runtime.hostRegister', 'cp.cuda.runtime.hostUnregister',
+    'cupy.cuda.runtime.hostUnregister',
+  ],
+  /**
+   * CuPy pinned helpers that go through the current pinned allocator: CuPy installs a
+   * PinnedMemoryPool at import, which reuses freed blocks of the same (512-byte rounded) size.
+   */
+  pooled_pinned_alloc_calls: [
+    'cp.cuda.alloc_pinned_memory', 'cupy.cuda.alloc_pinned_memory', 'cupyx.empty_pinned', 'cupyx.zeros_pinned',
+    'cupyx.empty_like_pinned', 'cupyx.zeros_like_pinned',
+  ],
+  /** L1/shared-memory configuration changes: device-wide sync (003 §2.4; `sync/cache-config-change-in-hot-path`). */
+  cache_config_calls: [
+    'cudaDeviceSetCacheConfig', 'cudaFuncSetCacheConfig', 'cudaDeviceSetSharedMemConfig', 'cudaFuncSetSharedMemConfig',
+    'cuFuncSetCacheConfig', 'cuCtxSetCacheConfig', 'cuCtxSetSharedMemConfig', 'cuFuncSetSharedMemConfig',
+  ],
+  /** Function-attribute setters; they change the cache configuration when given a `carveout_attributes` name. */
+  func_set_attribute_calls: ['cudaFuncSetAttribute', 'cuFuncSetAttribute'],
+  /** The L1/shared carveout attribute (C++ enums, and CuPy's settable RawKernel attribute). */
+  carveout_attributes: ['cudaFuncAttributePreferredSharedMemoryCarveout', 'CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT', 'preferred_shared_memory_carveout'],
+  /**
+   * Library types whose constructor allocates with raw cudaMalloc (thrust's default device
+   * allocator); a type written with an explicit allocator argument is not matched.
+   */
+  raw_alloc_types: ['thrust::device_vector'],
+  /**
+   * CUDA arrays (texture/surface memory): they sync like cudaMalloc, but have no pooled or
+   * stream-ordered form, so "use the pool" does not apply to them.
+   */
+  array_alloc_calls: [
+    'cudaMallocArray', 'cudaMalloc3DArray', 'cudaMallocMipmappedArray', 'cudaFreeArray', 'cudaFreeMipmappedArray',
+    'cuArrayCreate', 'cuArrayCreate_v2', 'cuArray3DCreate', 'cuArray3DCreate_v2', 'cuMipmappedArrayCreate',
+  ],
+  /** Stream-ordered allocations from a CUDA mempool (003 §1.4, §2.2; `memory/async-pool-release-threshold`). */
+  async_alloc_calls: [
+    'cudaMallocAsync', 'cudaMallocFromPoolAsync', 'cuMemAllocAsync', 'cuMemAllocFromPoolAsync', 'cp.cuda.malloc_async',
+    'cupy.cuda.malloc_async', 'cp.cuda.memory.malloc_async', 'cupy.cuda.memory.malloc_async',
+  ],
+  /**
+   * Pool setup beyond the allocating calls of `pool_alloc_calls`: CuPy's default pool, CUDA mempool
+   * handles and attributes, and RMM / CUB pool resources (C++ types are matched where they are constructed).
+   */
+  pool_config_calls: [
+    'cp.get_default_memory_pool', 'cupy.get_default_memory_pool', 'runtime.configure_pool', 'cudaDeviceGetDefaultMemPool',
+    'cudaDeviceGetMemPool', 'cudaDeviceSetMemPool', 'cudaMemPoolCreate', 'cudaMemPoolSetAttribute', 'cuDeviceGetDefaultMemPool',
+    'cuDeviceGetMemPool', 'cuDeviceSetMemPool', 'cuMemPoolCreate', 'cuMemPoolSetAttribute', 'cp.cuda.runtime.memPoolSetAttribute',
+    'cupy.cuda.runtime.memPoolSetAttribute', 'cuMemAllocAsync', 'cuMemAllocFromPoolAsync', 'cp.cuda.malloc_async',
+    'cupy.cuda.malloc_async', 'rmm.reinitialize', 'rmm.mr.PoolMemoryResource', 'rmm.mr.ArenaMemoryResource',
+    'rmm.mr.CudaAsyncMemoryResource', 'rmm.mr.BinningMemoryResource', 'rmm.mr.FixedSizeMemoryResource',
+    'rmm::mr::pool_memory_resource', 'rmm::mr::arena_memory_resource', 'rmm::mr::cuda_async_memory_resource',
+    'rmm::mr::binning_memory_resource', 'rmm::mr::fixed_size_memory_resource', 'cub::CachingDeviceAllocator',
+  ],
+  /**
+   * Managed (unified) memory: allocation calls, CuPy allocator functions, RMM resources, and the mempool
+   * allocation type of a managed pool (003 §1.3; `memory/managed-memory-with-pool`).
+   */
+  managed_alloc_calls: [
+    'cudaMallocManaged', 'cuMemAllocManaged', 'cp.cuda.malloc_managed', 'cupy.cuda.malloc_managed',
+    'cp.cuda.memory.malloc_managed', 'cupy.cuda.memory.malloc_managed', 'cp.cuda.ManagedMemory', 'cupy.cuda.ManagedMemory',
+    'cp.cuda.memory.ManagedMemory', 'cupy.cuda.memory.ManagedMemory', 'rmm.mr.ManagedMemoryResource',
+    'rmm::mr::managed_memory_resource', 'cudaMemAllocationTypeManaged', 'CU_MEM_ALLOCATION_TYPE_MANAGED',
+  ],
+  /**
+   * Calls that install or wrap an allocator function or object: what they receive is the pool
+   * implementation itself (`memory/raw-cuda-malloc` do-not-flag).
+   */
+  allocator_hooks: [
+    'cp.cuda.set_allocator', 'cupy.cuda.set_allocator', 'cp.cuda.PythonFunctionAllocator', 'cupy.cuda.PythonFunctionAllocator',
+    'cp.cuda.CFunctionAllocator', 'cupy.cuda.CFunctionAllocator', 'cp.cuda.MemoryPool', 'cupy.cuda.MemoryPool',
+    'rmm.mr.CallbackMemoryResource', 'numba.cuda.set_memory_manager', 'cuda.set_memory_manager',
+    'torch.cuda.memory.CUDAPluggableAllocator', 'torch.cuda.memory.change_current_allocator', 'rmm::mr::callback_memory_resource',
+  ],
+  /** Base classes of allocator implementations (CuPy, RMM, Numba EMM, cuda.core, std::pmr / CCCL). */
+  allocator_bases: [
+    'MemoryPool', 'MemoryAsyncPool', 'BaseMemory', 'DeviceMemoryResource', 'MemoryResource', 'BaseCUDAMemoryManager',
+    'HostOnlyCUDAMemoryManager', 'device_memory_resource', 'memory_resource', 'stream_ordered_memory_resource',
+  ],
+  /**
+   * Free and total device memory: calls returning `(free, total)` (`(err, free, total)` in cuda-python) or
+   * writing them through `&free, &total`; `cuDeviceTotalMem` writes the total first (`memory/pool-limit-full-vram`).
+   */
+  mem_info_calls: [
+    'cp.cuda.runtime.memGetInfo', 'cupy.cuda.runtime.memGetInfo', 'cudaMemGetInfo', 'cuMemGetInfo', 'cuMemGetInfo_v2',
+    'torch.cuda.mem_get_info', 'rmm::available_device_memory', 'rmm.mr.available_device_memory', 'mem_info',
+    'cuDeviceTotalMem', 'cuDeviceTotalMem_v2',
+  ],
+  /** Device-property fields holding the total device memory in bytes. */
+  total_memory_fields: ['totalGlobalMem', 'total_memory'],
+  /** Environment variables that cap the device memory pool ("90%" or bytes). */
+  pool_limit_env_vars: ['VIBESPATIAL_GPU_POOL_LIMIT', 'CUPY_GPU_MEMORY_LIMIT'],
+  /**
+   * Names that set a mempool's release threshold: the attribute enums, and keyword or helper names of
+   * libraries that set it (RMM's `release_threshold=`, Warp's `set_mempool_release_threshold`).
+   */
+  release_threshold_settings: [
+    'cudaMemPoolAttrReleaseThreshold', 'CU_MEMPOOL_ATTR_RELEASE_THRESHOLD', 'release_threshold', 'set_mempool_release_threshold',
+  ],
+  /** Comment words that mark a deployment where several processes share the GPU (003 §1.4 scope). */
+  shared_gpu_markers: ['shared gpu', 'shared-gpu', 'gpu is shared', 'multi-process', 'multiprocess', 'multi-tenant', 'mps'],
+  /** Mempool export/import for other processes (IPC): the pool is shared across processes. */
+  shared_pool_calls: [
+    'cudaMemPoolExportToShareableHandle', 'cudaMemPoolImportFromShareableHandle', 'cudaMemPoolExportPointer',
+    'cudaMemPoolImportPointer', 'cuMemPoolExportToShareableHandle', 'cuMemPoolImportFromShareableHandle',
+    'cuMemPoolExportPointer', 'cuMemPoolImportPointer',
+  ],
   implicit_sync_calls: [
     'cudaMemset', 'cudaMemcpy', 'cudaMemcpy2D', 'cudaMemcpyToSymbol', 'cudaMallocHost', 'cudaHostAlloc',
     'cudaHostRegister', 'cp.cuda.alloc_pinned_memory', 'cupyx.empty_pinned', 'cupyx.zeros_pinned',
@@ -116,6 +260,30 @@ export const DEFAULT_VOCABULARIES = {
     'exclusive_sum', 'inclusive_sum', 'exclusive_scan', 'inclusive_scan', 'reduce', 'reduce_into',
     'segmented_reduce', 'sort_pairs', 'sort_keys', 'radix_sort', 'merge_sort', 'unique_by_key', 'select',
     'partition', 'histogram', 'transform',
+  ],
+  /**
+   * vibeSpatial CCCL wrappers that take a `synchronize=` keyword and synchronize unless it is False
+   * (003 §2.3; catalog `sync/cccl-implicit-synchronize`). A wrapper defined in the reviewed file is
+   * judged by its own default instead.
+   */
+  cccl_sync_wrappers: ['exclusive_sum', 'inclusive_sum', 'reduce', 'segmented_reduce', 'sort_pairs'],
+  /**
+   * Wrappers whose `synchronize` defaults to False in this project (newer vibeSpatial releases): they
+   * are taken off `cccl_sync_wrappers`, which can only be extended.
+   */
+  cccl_async_wrappers: [] as string[],
+  /**
+   * Words in a comment on (or directly above) a synchronizing line that mark it as a deliberate fence
+   * the project has reviewed; the sync rules leave such lines alone.
+   */
+  sync_fence_markers: ['fence', 'sync-ok', 'sync: ok', 'intentional sync', 'deliberate sync', 'required sync', 'sync required'],
+  /** Host clocks, CUDA events and profiler ranges: a sync next to one of these is a measurement. */
+  timing_calls: [
+    'time.perf_counter', 'time.perf_counter_ns', 'time.time', 'time.time_ns', 'time.monotonic', 'time.monotonic_ns',
+    'time.process_time', 'perf_counter', 'perf_counter_ns', 'monotonic', 'now', 'elapsed_time',
+    'cp.cuda.get_elapsed_time', 'cupy.cuda.get_elapsed_time', 'record', 'nvtx.push_range', 'nvtx.pop_range',
+    'cudaEventRecord', 'cudaEventElapsedTime', 'cuEventRecord', 'cuEventElapsedTime', 'clock', 'gettimeofday',
+    'clock_gettime', 'MPI_Wtime', 'nvtxRangePush', 'nvtxRangePushA', 'nvtxRangePop', 'nvtxRangeStartA', 'nvtxRangeEnd',
   ],
   /** Module objects any call on which is a CCCL primitive. */
   cccl_modules: ['cuda.cccl', 'cuda.compute', 'cccl', 'parallel', 'algorithms'],
@@ -141,3 +309,10 @@ export type VocabularyName = keyof typeof DEFAULT_VOCABULARIES;
 export type Vocabularies = Record<VocabularyName, string[]>;
 
 export const DEFAULT_HOT_PATH_FUNCTIONS = '^(dispatch|launch|run|execute|_gpu_|.*_kernel$|.*_pipeline$)';
+/**
+ * One-time setup and teardown functions: never HOT_PATH, even with a loop inside (catalog
+ * `sync/malloc-free-in-hot-path` do-not-flag: "`__init__`/setup functions ... are not HOT_PATH").
+ * C++ constructors and destructors count as setup too.
+ */
+export const DEFAULT_SETUP_FUNCTIONS =
+  '^(__init__|__post_init__|__enter__|__exit__|__del__|_*([Ii]nit|[Ii]nitiali[sz]e|[Ss]et_?[Uu]p|[Cc]onfigure|[Ww]arm_?[Uu]p|[Tt]ear_?[Dd]own|[Cc]lean_?[Uu]p|[Ss]hut_?[Dd]own|[Dd]estroy|[Ff]inali[sz]e)([_A-Z0-9].*)?|.*_(init|setup|teardown|cleanup|shutdown)|.*[a-z0-9](Init|Setup|SetUp|Teardown|TearDown|Cleanup))$';

@@ -78,6 +78,24 @@ function scanGitHeaders(text: string): GitHeaderFacts[] {
   return facts;
 }
 
+/**
+ * The input cut before every line that starts with "diff " (`diff --git`, `diff -ru`). No hunk body
+ * line starts with "d", so parsing the sections apart keeps a truncated hunk, whose declared counts
+ * run past its real end, from swallowing the files after it.
+ */
+function splitSections(text: string): string[] {
+  const out: string[] = [];
+  const re = /^diff /gm;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    last = m.index;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
 function stripCR(s: string): [string, boolean] {
   return s.endsWith('\r') ? [s.slice(0, -1), true] : [s, false];
 }
@@ -91,17 +109,30 @@ export function parseUnifiedDiff(input: string): DiffModel {
     throw new DiffError('input is binary data, not a unified diff');
   }
   if (input.trim() === '') return { files: [] };
-  const parsed = parseDiff(input);
+  // Each section's git header facts go with the first file parse-diff yields for that section.
+  const parsed: Array<{ f: parseDiff.File; facts?: GitHeaderFacts }> = [];
+  for (const section of splitSections(input)) {
+    const facts = section.startsWith('diff --git ') ? scanGitHeaders(section)[0] : undefined;
+    // Without its final newline, so the empty string after it is not taken for a line of a hunk.
+    parseDiff(section.endsWith('\n') ? section.slice(0, -1) : section).forEach((f, i) => parsed.push({ f, facts: i === 0 ? facts : undefined }));
+  }
   const looksLikeDiff = /^(diff --git |--- |\+\+\+ |@@ )/m.test(input);
-  if (parsed.length === 0 || !looksLikeDiff) {
+  // A stray "--- " or "+++ " line (a YAML document start, a Markdown rule) does not make a diff:
+  // without a git header, some file must have a hunk.
+  const anyHunkOrGitHeader = parsed.some(({ f, facts }) => facts !== undefined || f.chunks.length > 0);
+  if (parsed.length === 0 || !looksLikeDiff || !anyHunkOrGitHeader) {
     throw new DiffError('input is not a unified diff (no "diff --git", "---/+++" or "@@" lines found)');
   }
-  const gitFacts = /^diff --git /m.test(input) ? scanGitHeaders(input) : [];
   const files: DiffFile[] = [];
-  parsed.forEach((f, i) => {
-    const oldPath = f.from && f.from !== DEV_NULL ? f.from : null;
-    const newPath = f.to && f.to !== DEV_NULL ? f.to : null;
-    const facts = gitFacts[i] ?? { binary: false, modeChange: false };
+  parsed.forEach(({ f, facts: gitFacts }) => {
+    // Outside git, `diff -N` marks the absent side of an added or deleted file by an empty range
+    // ("@@ -0,0 +1,3 @@", and the epoch as its time stamp), not by /dev/null.
+    const only = gitFacts === undefined && f.chunks.length === 1 ? f.chunks[0] : undefined;
+    const oldAbsent = only !== undefined && only.oldStart === 0 && only.oldLines === 0;
+    const newAbsent = only !== undefined && only.newStart === 0 && only.newLines === 0;
+    const oldPath = f.from && f.from !== DEV_NULL && !oldAbsent ? f.from : null;
+    const newPath = f.to && f.to !== DEV_NULL && !newAbsent ? f.to : null;
+    const facts = gitFacts ?? { binary: false, modeChange: false };
     const deleted = Boolean(f.deleted) || newPath === null;
     const added = Boolean(f.new) || (oldPath === null && newPath !== null);
     const status: FileStatus = deleted
@@ -136,12 +167,16 @@ export function parseUnifiedDiff(input: string): DiffModel {
       let newNo = c.newStart;
       let seenOld = 0;
       let seenNew = 0;
+      let malformed = false;
       for (const ch of c.changes) {
         // "\ No newline at end of file" is metadata about the previous line, not a line.
         if (ch.content.startsWith('\\')) continue;
         // A format-patch mail ends with "-- \n<git version>"; the hunk's declared counts tell
         // where the hunk really ends.
         if (seenOld >= c.oldLines && seenNew >= c.newLines) break;
+        // parse-diff takes any line inside a hunk's declared extent as context; a line without a
+        // " " marker (the next "@@" header of a truncated hunk) means the counts are wrong.
+        if (ch.type === 'normal' && ch.content !== '' && !ch.content.startsWith(' ')) malformed = true;
         const [text, cr] = stripCR(ch.content.slice(1));
         if (cr) file.crlf = true;
         if (ch.type === 'add') {
@@ -163,7 +198,7 @@ export function parseUnifiedDiff(input: string): DiffModel {
           seenNew++;
         }
       }
-      if (seenOld !== c.oldLines || seenNew !== c.newLines) {
+      if (seenOld !== c.oldLines || seenNew !== c.newLines || malformed) {
         file.problem = `truncated or malformed hunk ${c.content.trim()} (expected ${c.oldLines}/${c.newLines} old/new lines, found ${seenOld}/${seenNew})`;
       }
       file.hunks.push(hunk);

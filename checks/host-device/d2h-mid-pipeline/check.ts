@@ -40,10 +40,16 @@ export default defineCheck({
         const skip = (n: SyntaxNode) => m.debugGated(n) || m.inCpuFallback(n);
         const isAsyncD2H = (n: SyntaxNode) => m.isCall(n, vocab.d2h_async_calls);
         // Another D2H copy after this one is part of collecting results, not GPU work that waits on the host.
-        const work = (scope: SyntaxNode) => m.gpuOps.filter((o) => m.scopeOf(o.node).id === scope.id && !isAsyncD2H(o.node)).map((o) => o.node);
-        const between = (at: SyntaxNode, after: SyntaxNode, scope: SyntaxNode) => {
-          const ops = work(scope);
-          return ops.some((g) => m.flowsTo(g, at)) && ops.some((g) => m.flowsTo(after, g));
+        const workMemo = new Map<number, SyntaxNode[]>();
+        const work = (scope: SyntaxNode) => {
+          let ops = workMemo.get(scope.id);
+          if (!ops) workMemo.set(scope.id, (ops = m.gpuOps.filter((o) => m.scopeOf(o.node).id === scope.id && !isAsyncD2H(o.node)).map((o) => o.node)));
+          return ops;
+        };
+        /** GPU work reaches `first`, and more GPU work runs after `last`. */
+        const midPipeline = (first: SyntaxNode, last: SyntaxNode) => {
+          const ops = work(m.scopeOf(first));
+          return ops.some((g) => m.flowsTo(g, first)) && ops.some((g) => m.flowsTo(last, g));
         };
         const fix = {
           description:
@@ -53,8 +59,7 @@ export default defineCheck({
         for (const d of m.d2h) {
           if (!WHOLE_ARRAY_KINDS.has(d.kind) || d.scalar) continue;
           if (skip(d.node) || inReturn(d.node)) continue;
-          const scope = m.scopeOf(d.node);
-          if (!between(d.node, d.node, scope)) continue;
+          if (!midPipeline(d.node, d.node)) continue;
           ctx.report({ node: d.node, messageId: 'midPipeline', data: { code: quote(d.node) }, fix });
         }
 
@@ -65,8 +70,7 @@ export default defineCheck({
           const sync = scope
             .descendantsOfType('call')
             .find((s) => m.isCall(s, vocab.sync_calls) && m.scopeOf(s).id === scope.id && m.flowsTo(call, s));
-          if (!sync || !work(scope).some((g) => m.flowsTo(g, call))) continue;
-          if (!work(scope).some((g) => m.flowsTo(sync, g))) continue;
+          if (!sync || !midPipeline(call, sync)) continue;
           ctx.report({ node: call, messageId: 'asyncWaited', data: { code: quote(call), sync: quote(sync) }, fix });
         }
       },

@@ -1,5 +1,5 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import { calleePath, lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { ancestor, calleePath, lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
 import type { FixSpec } from '../../../src/engine/check.js';
@@ -111,7 +111,12 @@ function makeAnalysis(m: PyModel, vocab: Vocabularies) {
   /** The upload call a use of a host name feeds (`cp.asarray(h)`, `memcpy(..., h.ctypes.data, h.nbytes, HostToDevice)`), else null. */
   const uploadOf = (use: SyntaxNode): SyntaxNode | null => {
     let c = use;
-    while (c.parent && ((c.parent.type === 'attribute' && c.parent.childForFieldName('object')?.id === c.id) || c.parent.type === 'parenthesized_expression')) c = c.parent;
+    // `h.ctypes.data`, `h.nbytes`, `h.view(np.float64)`, `h.astype(np.int32)` still carry only `h` to the upload.
+    const through = (p: SyntaxNode) =>
+      (p.type === 'attribute' && p.childForFieldName('object')?.id === c.id) ||
+      (p.type === 'call' && p.childForFieldName('function')?.id === c.id && c.type === 'attribute') ||
+      p.type === 'parenthesized_expression';
+    while (c.parent && through(c.parent)) c = c.parent;
     const list = c.parent;
     if (list?.type !== 'argument_list' || !list.parent) return null;
     return m.isUpload(list.parent) ? list.parent : null;
@@ -171,9 +176,12 @@ export default defineCheck({
           const fn = np.childForFieldName('function')!;
           const name = lastName(calleePath(fn)) ?? '';
           if (!vocab.cupy_same_signature.includes(name) || np.startPosition.row !== np.endPosition.row) return null;
-          const { keywords } = pyArgs(np);
+          const { positional, keywords } = pyArgs(np);
           // NumPy-only keywords (`like=`, `device=`) have no CuPy counterpart.
           if (keywords.has('like') || keywords.has('device')) return null;
+          // CuPy has no structured dtypes (`dtype=[("x", "f8"), ("y", "f8")]`).
+          const spelledOut = (n: SyntaxNode | undefined) => !!n && ['list', 'dictionary', 'list_comprehension'].includes(unparen(n)?.type ?? '');
+          if (spelledOut(keywords.get('dtype')) || positional.slice(1).some(spelledOut)) return null;
           // An argument that is itself a host array would reach CuPy as a numpy array.
           const nested = np.descendantsOfType('call').filter((c) => c.id !== np.id);
           if (nested.some((c) => m.isNumpyPath(calleePath(c.childForFieldName('function'))) && !vocab.numpy_metadata_calls.includes(lastName(calleePath(c.childForFieldName('function'))) ?? ''))) return null;
@@ -201,7 +209,11 @@ export default defineCheck({
           reported.add(np.id);
           ctx.report({ node: np, messageId: 'builtThenUploaded', data: { code: short(np.text) }, fix });
         };
-        const judgment = (np: SyntaxNode): FixSpec => {
+        const judgment = (np: SyntaxNode, up?: SyntaxNode): FixSpec => {
+          const fn = up?.childForFieldName('function');
+          if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'set') {
+            return { description: `Write the values on the device in place (\`${fn.childForFieldName('object')?.text}.fill(...)\`, a slice assignment, or a kernel) instead of uploading a host array into it.` };
+          }
           const u = unparen(np);
           const name = u?.type === 'call' ? lastName(calleePath(u.childForFieldName('function'))) : null;
           return {
@@ -222,10 +234,9 @@ export default defineCheck({
               if (!value || asg.node.type !== 'assignment' || !a.built(value) || skip(value)) return;
               const next = list[i + 1]?.node;
               const uses = m.usesOf(name, scope).filter((u) => {
-                if (u.startIndex < asg.node.endIndex || (next && u.startIndex >= next.startIndex)) return false;
-                // A function that binds the same name locally uses its own variable, not this one.
                 const own = m.scopeOf(u);
-                if (own.id === scope.id) return true;
+                if (own.id === scope.id) return u.startIndex >= asg.node.endIndex && !(next && u.startIndex >= next.startIndex);
+                // A nested function runs later, wherever it is defined; one that binds the same name locally uses its own variable.
                 const params = own.childForFieldName('parameters')?.descendantsOfType('identifier') ?? [];
                 return !m.assignmentsIn(own).has(name) && !params.some((p) => p.text === name);
               });
@@ -234,13 +245,19 @@ export default defineCheck({
               if (uploads.some((u) => u === null)) return; // a host use: the data has a life on the host
               const ups = uploads as SyntaxNode[];
               if (tinyModuleTable(value, ups)) return;
-              let fix: FixSpec = judgment(value);
+              let fix: FixSpec = judgment(value, ups[0]);
+              if (scope === root && ups.some((u) => m.scopeOf(u) !== root)) {
+                fix = { description: 'This module-level host table is uploaded again on every call: build it on the device once (with cp.*, cached on first use) and reuse the device array.' };
+              }
               // Safe: `h = np.arange(n)` directly followed by `... cp.asarray(h) ...` becomes `... cp.arange(n) ...`.
               const cpText = value === unparen(asg.node.childForFieldName('right')) ? cupyCreatorText(value) : null;
               const up = ups[0];
               const use = unparen(pyArgs(up).positional[0]);
               const first = loneStatementLine(ctx, asg.node);
-              if (cpText && ups.length === 1 && use?.type === 'identifier' && use.text === name && plainCupyUpload(up) && first && up.startPosition.row === up.endPosition.row && up.startPosition.row === first.endPosition.row + 1) {
+              // The upload's statement must be the next statement of the same block, so merging the two lines keeps the control flow.
+              const upStmt = ancestor(up, ['expression_statement', 'return_statement']);
+              const adjacent = !!first && !!upStmt && upStmt.parent?.id === first.parent?.id && upStmt.startPosition.row === upStmt.endPosition.row && upStmt.startPosition.row === first.endPosition.row + 1;
+              if (cpText && ups.length === 1 && use?.type === 'identifier' && use.text === name && plainCupyUpload(up) && adjacent) {
                 fix = { description: `Build it on the device with \`${cpText.slice(0, cpText.indexOf('('))}\` and drop the upload.`, replace: { from: first, to: up, text: lineWith(up, cpText) } };
               }
               report(value, fix);
@@ -259,7 +276,7 @@ export default defineCheck({
             arg,
             cpText && single && plainCupyUpload(call)
               ? { description: `Build it on the device with \`${cpText.slice(0, cpText.indexOf('('))}\`; no upload needed.`, replace: { from: call, text: lineWith(call, cpText) } }
-              : judgment(arg),
+              : judgment(arg, call),
           );
         }
       },

@@ -75,7 +75,7 @@ export default defineCheck({
             ? `Call \`${cupy}.${h.name}\` directly: it takes the same arguments and the work stays on the device.`
             : conversion
               ? 'Keep the data on the device and drop the conversion; if a host copy is really needed, read it back explicitly (`.get()`) once at the end of the pipeline.'
-              : `Use the CuPy equivalent of \`${h.name}\` if there is one, otherwise a custom NVRTC kernel or a CCCL primitive, so the data never leaves the device.`;
+              : `Use the CuPy equivalent of \`${h.fn.text}\` if there is one, otherwise a custom NVRTC kernel or a CCCL primitive, so the data never leaves the device.`;
           // Several numpy calls on one line share one whole-line suggestion, so applying any of them fixes all.
           const onLine = hits.filter((o) => o.safe && o.fn.startPosition.row === h.fn.startPosition.row);
           ctx.report({

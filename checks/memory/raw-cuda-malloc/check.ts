@@ -1,0 +1,159 @@
+import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
+import { onceGuarded } from '../../../src/analysis/once.js';
+import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
+import { calleePath, lastName, matchesVocab } from '../../../src/analysis/syntax.js';
+import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+
+const short = (t: string) => {
+  const one = t.replace(/\s+/g, ' ').trim();
+  return one.length > 60 ? one.slice(0, 57) + '...' : one;
+};
+
+/** A module whose file name says it implements an allocator: `allocator.py`, `caching_allocator.cu`, `mempool.cu`, `arena.cu`. */
+const ALLOCATOR_FILE = /(^|[_.-]|[a-z](?=[A-Z]))([Aa]llocators?|[Mm]em(ory)?[_-]?[Pp]ool|[Mm]emory[_-]?[Rr]esource|[Aa]rena)([_.-]|$)/;
+/** Class names of allocator implementations (CachingAllocator, ScratchArena, BlockPool, pool_memory_resource). */
+const ALLOCATOR_CLASS = /(Allocator|Pool|Arena|MemoryResource|MemoryManager|_allocator|_pool|_arena|memory_resource|_mr)$/;
+/** Member names of an allocator interface (CuPy/RMM/Numba EMM/thrust/STL allocators). */
+const ALLOC_MEMBER = /^(malloc|alloc|allocate|do_allocate|memalloc|DeviceAllocate)$/;
+
+const PY_FIX =
+  'Allocate from the pool: `runtime.allocate(shape, dtype)` / `cp.empty(...)`, or `cp.cuda.alloc(nbytes)` for a pool-backed pointer; with cuda-python, `cudart.cudaMallocAsync(nbytes, stream)` … `cudart.cudaFreeAsync(ptr, stream)`.';
+const CU_FIX =
+  'Allocate from a pool: `cudaMallocAsync(&p, n, stream)` … `cudaFreeAsync(p, stream)` on the stream that uses the buffer (raise the pool release threshold, 003 §1.4), or an RMM / CUB pool resource.';
+
+/** The call frees rather than allocates: reported at its allocation, not twice. */
+const isFree = (path: string) => /free/i.test(lastName(path) ?? path);
+
+// ---------------------------------------------------------------- Python
+
+/** Functions, methods and classes handed to an allocator hook (`set_allocator(pool.malloc)`, `PythonFunctionAllocator(f, g)`). */
+function hookedNames(ctx: CheckContext, m: PyModel): Set<string> {
+  const out = new Set<string>();
+  for (const call of ctx.source.root.descendantsOfType('call')) {
+    if (!m.callMatches(call, ctx.config.vocab.allocator_hooks)) continue;
+    for (const ref of call.childForFieldName('arguments')?.descendantsOfType(['identifier', 'attribute']) ?? []) {
+      const p = calleePath(ref);
+      if (!p) continue;
+      out.add(lastName(p) ?? p);
+      out.add(p.split('.')[0]);
+    }
+  }
+  return out;
+}
+
+function pyInAllocator(ctx: CheckContext, m: PyModel, call: SyntaxNode, hooked: Set<string>): boolean {
+  const vocab = ctx.config.vocab;
+  for (let p = call.parent; p; p = p.parent) {
+    if (p.type === 'function_definition' && hooked.has(p.childForFieldName('name')?.text ?? '')) return true;
+    // `set_allocator(lambda n: cp.cuda.Memory(n))`.
+    if (p.type === 'lambda' && p.parent?.type === 'argument_list' && p.parent.parent && m.callMatches(p.parent.parent, vocab.allocator_hooks)) return true;
+    if (p.type === 'class_definition') {
+      const name = p.childForFieldName('name')?.text ?? '';
+      if (hooked.has(name) || ALLOCATOR_CLASS.test(name)) return true;
+      const bases = p.childForFieldName('superclasses')?.namedChildren ?? [];
+      if (bases.some((b) => m.pathMatches(b, vocab.allocator_bases))) return true;
+      const methods = p.childForFieldName('body')?.descendantsOfType('function_definition').map((f) => f.childForFieldName('name')?.text ?? '') ?? [];
+      if (methods.some((n) => ALLOC_MEMBER.test(n)) && methods.some((n) => /free|dealloc/i.test(n))) return true;
+    }
+  }
+  return false;
+}
+
+function checkPython(ctx: CheckContext): void {
+  const m = ctx.get(pythonModel);
+  const vocab = ctx.config.vocab;
+  let hooked: Set<string> | null = null;
+  for (const call of ctx.source.root.descendantsOfType('call')) {
+    if (!m.callMatches(call, vocab.alloc_calls) || m.callMatches(call, vocab.array_alloc_calls)) continue;
+    const path = m.callPath(call) ?? '';
+    if (isFree(path)) continue;
+    // Hot-path calls are `sync/malloc-free-in-hot-path`'s (catalog §2.4); a lazy or grow-only
+    // allocation inside a loop runs once, so it is a cold raw allocation like any other.
+    if ((m.hotPath(call) && !onceGuarded(call)) || m.debugGated(call)) continue;
+    hooked ??= hookedNames(ctx, m);
+    if (pyInAllocator(ctx, m, call, hooked)) continue;
+    ctx.report({ node: call, messageId: 'raw', data: { call: short(call.text) }, fix: { description: PY_FIX } });
+  }
+}
+
+// ---------------------------------------------------------------- CUDA C++
+
+const CLASS_TYPES = ['class_specifier', 'struct_specifier'];
+
+/** Class that owns a function: the enclosing class body, or `Owner::` of an out-of-line definition. */
+function ownerClass(fn: SyntaxNode): string | null {
+  let d = fn.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren[0] ?? null;
+  const name = d?.childForFieldName('declarator');
+  if (name?.type === 'qualified_identifier') return name.childForFieldName('scope')?.text.split('::').pop()?.replace(/<.*$/s, '') ?? null;
+  for (let p = fn.parent; p; p = p.parent) {
+    if (CLASS_TYPES.includes(p.type)) return p.childForFieldName('name')?.text.replace(/<.*$/s, '') ?? null;
+    if (p.type === 'function_definition') return null;
+  }
+  return null;
+}
+
+/** Classes of the source that implement an allocator: by name, base class, or an allocate/deallocate interface. */
+function allocatorClasses(ctx: CheckContext, m: CudaModel): Set<string> {
+  const out = new Set<string>();
+  for (const cls of m.source.root.descendantsOfType(CLASS_TYPES)) {
+    const name = cls.childForFieldName('name')?.text.replace(/<.*$/s, '');
+    if (!name) continue;
+    const bases = cls.namedChildren.find((c) => c.type === 'base_class_clause');
+    const baseNames = bases?.descendantsOfType(['type_identifier', 'qualified_identifier', 'template_type']).map((b) => b.text.replace(/<.*$/s, '')) ?? [];
+    if (ALLOCATOR_CLASS.test(name) || baseNames.some((b) => matchesVocab(b, ctx.config.vocab.allocator_bases))) out.add(name);
+  }
+  for (const f of m.functions) {
+    const owner = ownerClass(f.node);
+    if (owner && (ALLOC_MEMBER.test(f.name) || f.name === 'do_deallocate')) out.add(owner);
+  }
+  return out;
+}
+
+function checkCuda(ctx: CheckContext): void {
+  const m = ctx.get(cudaModel);
+  const vocab = ctx.config.vocab;
+  let allocators: Set<string> | null = null;
+  for (const c of m.callsMatching(vocab.alloc_calls)) {
+    if (isFree(c.path) || matchesVocab(c.path, vocab.array_alloc_calls)) continue;
+    // Device-side cudaMalloc (dynamic parallelism) draws from the device heap; host pools do not apply.
+    if (m.inDeviceCode(c.node) || m.debugGated(c.node)) continue;
+    if (m.hotPath(c.node) && !onceGuarded(c.node)) continue;
+    const fn = m.functionOf(c.node);
+    if (fn) {
+      allocators ??= allocatorClasses(ctx, m);
+      const owner = ownerClass(fn.node);
+      if (owner && allocators.has(owner)) continue;
+    }
+    ctx.report({ node: c.node, messageId: 'raw', data: { call: short(c.node.text) }, fix: { description: CU_FIX } });
+  }
+}
+
+export default defineCheck({
+  id: 'memory/raw-cuda-malloc',
+  pass: 5,
+  severity: 'medium',
+  kind: 'performance',
+  confidence: 'high',
+  languages: ['cuda', 'python'],
+  citation: '003 §1.1 Pool Allocation vs Direct CUDA Allocation ("Always use a memory pool"); 003 §2.2 Stream-Ordered Memory Allocation',
+  summary: 'Raw cudaMalloc (cuMemAlloc, cudart.cudaMalloc, cupy.cuda.runtime.malloc) outside the memory pool, off the hot path.',
+  why: 'A pool sub-allocation (alloc + free) costs under 1 µs while a raw cudaMalloc costs ~100–1,000 µs and synchronizes the device (~1,000×; 2–5× end-to-end in the RAPIDS benchmarks) (003 §1.1).',
+  messages: {
+    raw: 'Raw `{{call}}` bypasses the memory pool (pool sub-allocation <1 µs vs ~100–1000 µs); allocate through the pool or cudaMallocAsync.',
+  },
+  fix: 'judgment',
+  create(ctx) {
+    return {
+      'source:exit'() {
+        if (ctx.source.language !== 'cuda' && ctx.source.language !== 'python') return;
+        // One-off allocations in tests and benchmarks (catalog do-not-flag); loops there are the hot-path rule's.
+        if (TEST_OR_BENCH_PATH.test(ctx.source.path)) return;
+        if (ALLOCATOR_FILE.test((ctx.source.path.split('/').pop() ?? '').replace(/\.[^.]+$/, '') + '.')) return;
+        if (ctx.source.language === 'cuda') checkCuda(ctx);
+        else checkPython(ctx);
+      },
+    };
+  },
+});

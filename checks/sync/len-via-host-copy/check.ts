@@ -1,0 +1,100 @@
+import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
+import { matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { defineCheck } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+
+const quote = (n: SyntaxNode) => {
+  const t = n.text.replace(/\s*\n\s*/g, ' ');
+  return t.length > 60 ? t.slice(0, 57) + '...' : t;
+};
+
+// Builtins that keep one item per element, so the length of their result is the array's first extent.
+// `set`, `dict`, `filter` and slicing change the count and are left alone.
+const LENGTH_PRESERVING = new Set(['list', 'tuple', 'sorted', 'reversed']);
+// Expressions that need no parentheses in front of `.shape[0]`.
+const PRIMARY = new Set(['identifier', 'attribute', 'subscript', 'call', 'parenthesized_expression']);
+
+/**
+ * The device array whose whole contents `e` brings to the host (or iterates element by element),
+ * keeping one item per element: `X.get()`, `X.tolist()`, `cp.asnumpy(X)`, `runtime.copy_device_to_host(X)`,
+ * `list(X)`, `list(cp.asnumpy(X))`, `sorted(X.get())`.
+ */
+function copiedArray(m: PyModel, e: SyntaxNode | null, d2hCalls: readonly string[]): SyntaxNode | null {
+  const u = unparen(e);
+  if (u?.type !== 'call') return null;
+  const fn = u.childForFieldName('function');
+  const { positional, keywords } = pyArgs(u);
+  if (fn?.type === 'attribute') {
+    const obj = unparen(fn.childForFieldName('object'));
+    const meth = fn.childForFieldName('attribute')?.text;
+    if (obj && m.isDevice(obj) && ((meth === 'get' && positional.length === 0) || (meth === 'tolist' && positional.length === 0))) return obj;
+  }
+  if (matchesVocab(m.callPath(u), d2hCalls) && positional[0] && m.isDevice(positional[0])) return unparen(positional[0]);
+  if (fn?.type === 'identifier' && LENGTH_PRESERVING.has(fn.text) && positional.length === 1 && (fn.text === 'sorted' || keywords.size === 0)) {
+    const inner = unparen(positional[0]);
+    if (inner && m.isDevice(inner)) return inner;
+    return copiedArray(m, inner, d2hCalls);
+  }
+  return null;
+}
+
+export default defineCheck({
+  id: 'sync/len-via-host-copy',
+  pass: 2,
+  severity: 'high',
+  kind: 'performance',
+  confidence: 'high',
+  languages: ['python'],
+  citation: '003 §8.1 Implicit Synchronization (row "len(cupy_array) that requires .get()" → "Use .shape[0]")',
+  summary: 'Length of a device array taken through a full host copy instead of .shape[0].',
+  why: 'The copy waits for every queued kernel and moves the whole array over PCIe only to count it, while `.shape[0]` is host metadata that costs nothing (003 §8.1 rates this hidden sync HIGH).',
+  messages: {
+    len: 'Length taken through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
+    metadata: 'Shape read through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
+  },
+  fix: 'safe',
+  create(ctx) {
+    return {
+      'source:exit'() {
+        const m = ctx.get(pythonModel);
+        if (m.testOrBench) return;
+        const vocab = ctx.config.vocab;
+        const text = ctx.source.text;
+        const shadowed = m.assignmentsIn(ctx.source.root).has('len');
+        const arrayText = (x: SyntaxNode) => (PRIMARY.has(x.type) ? x.text : `(${x.text})`);
+        const report = (node: SyntaxNode, messageId: string, replacement: string) => {
+          if (m.debugGated(node) || m.inCpuFallback(node)) return;
+          const start = text.lastIndexOf('\n', node.startIndex - 1) + 1;
+          const lines = ctx.linesOf(node);
+          const edited = lines.slice(0, node.startIndex - start) + replacement + lines.slice(node.endIndex - start);
+          ctx.report({
+            node,
+            messageId,
+            data: { code: quote(node), fix: replacement },
+            fix: { description: `Use \`${replacement}\`: the extent is array metadata, read without a transfer or a sync.`, replace: { from: node, text: edited } },
+          });
+        };
+
+        for (const call of ctx.source.root.descendantsOfType('call')) {
+          const fn = call.childForFieldName('function');
+          if (fn?.type !== 'identifier' || fn.text !== 'len' || shadowed) continue;
+          const { positional } = pyArgs(call);
+          if (positional.length !== 1) continue;
+          const x = copiedArray(m, positional[0], vocab.d2h_calls);
+          if (x) report(call, 'len', `${arrayText(x)}.shape[0]`);
+        }
+        // `d_x.get().shape[0]`, `cp.asnumpy(d_x).size`: the same copy, read for metadata only.
+        for (const attr of ctx.source.root.descendantsOfType('attribute')) {
+          const name = attr.childForFieldName('attribute')?.text ?? '';
+          if (!['shape', 'size', 'ndim'].includes(name)) continue;
+          const obj = unparen(attr.childForFieldName('object'));
+          if (obj?.type !== 'call' || (obj.childForFieldName('function')?.type === 'identifier' && LENGTH_PRESERVING.has(obj.childForFieldName('function')!.text))) continue;
+          const x = copiedArray(m, obj, vocab.d2h_calls);
+          if (!x || /\.tolist\(\)$/.test(obj.text)) continue;
+          const node = name === 'shape' && attr.parent?.type === 'subscript' && attr.parent.childForFieldName('value')?.id === attr.id ? attr.parent : attr;
+          report(node, 'metadata', `${arrayText(x)}${node.text.slice(obj.endIndex - node.startIndex)}`);
+        }
+      },
+    };
+  },
+});

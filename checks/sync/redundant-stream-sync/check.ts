@@ -1,0 +1,375 @@
+import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
+import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
+import { streamFacts, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
+import { calleePath, commentsAround, contains, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+
+const ID = 'sync/redundant-stream-sync';
+
+const quote = (n: SyntaxNode) => {
+  const t = n.text.replace(/\s*\n\s*/g, ' ');
+  return t.length > 60 ? t.slice(0, 57) + '...' : t;
+};
+const streamLabel = (s: string | null) => (s === null ? 'the default stream' : `stream \`${s}\``);
+
+// Python expressions that name the legacy default stream (CuPy's `Stream.null`, `stream=None`, `0`).
+const PY_NULL_STREAM = /^(None|0|(cp|cupy)\.cuda\.Stream\.null|Stream\.null|(cp|cupy)\.cuda\.Stream\.null\.ptr)$/;
+const CURRENT_STREAM = /get_current_stream\(\s*\)$/;
+// A `with` block that measures or traces what it encloses: the sync before its exit bounds the measurement.
+const MEASURE_CONTEXT = /tim(e|er|ing)|profil|trace|tracing|nvtx|annotate|range|span|stage|bench|measure|stopwatch/i;
+const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|timing|TRACE|PROFILE)\w*\b/;
+const DEVICE_SWITCH = /(^|\.)(setDevice|cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent|use)$/;
+
+/** Whole source lines that hold only this statement (and comments): deleting them removes nothing else. */
+function ownLines(ctx: CheckContext, stmt: SyntaxNode): boolean {
+  const text = ctx.linesOf(stmt);
+  const start = text.split('\n')[0].slice(0, stmt.startPosition.column);
+  const rest = text.slice(start.length + stmt.text.length);
+  return /^\s*$/.test(start) && /^\s*;?\s*((#|\/\/).*)?$/.test(rest.split('\n')[0]) && !rest.includes('\n');
+}
+
+function deletion(ctx: CheckContext, stmt: SyntaxNode, python: boolean): FixSpec {
+  const description = 'Delete the synchronization: stream order already runs the next operation after the previous one; sync once, right before the host reads device data.';
+  if (!ownLines(ctx, stmt)) return { description };
+  // Python needs a statement left in the block; C++ accepts an empty one.
+  if (python && stmt.parent?.type === 'block' && stmt.parent.namedChildren.filter((c) => c.type !== 'comment').length < 2) return { description };
+  return { description, replace: { from: stmt, text: '' } };
+}
+
+function pyStatement(n: SyntaxNode): SyntaxNode {
+  let cur = n;
+  while (cur.parent && cur.parent.type !== 'block' && cur.parent.type !== 'module') cur = cur.parent;
+  return cur;
+}
+
+const CPP_BLOCKS = new Set(['compound_statement', 'translation_unit', 'preproc_ifdef', 'preproc_if', 'preproc_else', 'preproc_elif', 'case_statement', 'declaration_list']);
+const CPP_FUNCTIONS = new Set(['function_definition', 'lambda_expression']);
+
+function cppStatement(n: SyntaxNode): SyntaxNode {
+  let cur = n;
+  while (cur.parent && !CPP_BLOCKS.has(cur.parent.type)) cur = cur.parent;
+  return cur;
+}
+
+/** Control reaches `b` after `a` in the same C++ function: no return/break between, not another branch. */
+function cppFlowsTo(a: SyntaxNode, b: SyntaxNode): boolean {
+  if (b.startIndex < a.endIndex) return false;
+  let cur = cppStatement(a);
+  if (contains(cur, b)) return true;
+  for (;;) {
+    const block = cur.parent;
+    if (!block) return false;
+    for (let s = cur.nextNamedSibling; s; s = s.nextNamedSibling) {
+      if (contains(s, b)) return true;
+      if (['return_statement', 'throw_statement', 'break_statement', 'continue_statement', 'goto_statement'].includes(s.type)) return false;
+    }
+    let up: SyntaxNode = block;
+    while (up.parent && !CPP_BLOCKS.has(up.parent.type)) {
+      up = up.parent;
+      if (CPP_FUNCTIONS.has(up.type)) return false;
+    }
+    if (!up.parent || contains(up, b)) return false;
+    cur = up;
+  }
+}
+
+function fenceMarked(stmt: SyntaxNode, markers: readonly string[]): boolean {
+  const comments = commentsAround(stmt).map((c) => c.toLowerCase());
+  return comments.some((c) => markers.some((mk) => c.includes(mk.toLowerCase())));
+}
+
+/** An `if` around `n` whose condition turns tracing or profiling on: such a sync exists to measure. */
+function traceGated(n: SyntaxNode, stop: SyntaxNode): boolean {
+  for (let p = n.parent; p && p.id !== stop.id; p = p.parent) {
+    if (p.type === 'if_statement' || p.type === 'elif_clause') {
+      const cond = p.childForFieldName('condition');
+      if (cond && !contains(cond, n) && TRACE_COND.test(cond.text)) return true;
+    }
+  }
+  return false;
+}
+
+interface Op {
+  node: SyntaxNode;
+  stream: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python (CuPy, cuda-python, vibeSpatial runtime)
+
+function withItems(w: SyntaxNode): SyntaxNode[] {
+  const clause = w.namedChildren.find((c) => c.type === 'with_clause');
+  return (clause?.namedChildren ?? []).filter((c) => c.type === 'with_item').map((i) => {
+    const v = i.childForFieldName('value') ?? i.namedChildren[0];
+    return v?.type === 'as_pattern' ? v.namedChildren[0] : v;
+  }).filter((v): v is SyntaxNode => !!v);
+}
+
+function python(ctx: CheckContext): void {
+  const m = ctx.get(pythonModel);
+  if (m.testOrBench) return;
+  const facts = ctx.get(streamFacts);
+  const vocab = ctx.config.vocab;
+  const root = ctx.source.root;
+  const streamNames = new Set(facts.streams.map((s) => s.name));
+  const isStreamExpr = (e: SyntaxNode) =>
+    streamNames.has(e.text) || /(^|\.|_)stream(s?\[.*\])?$|^s\d*$/i.test(e.text) || /(^|\.)(Stream|ExternalStream|from_external|get_current_stream)$/.test(calleePath(e) ?? '');
+
+  /** Stream a node's work is queued on: `stream=` argument, else the innermost `with <stream>:`, else default. */
+  const contextStream = (n: SyntaxNode): string | null => {
+    const scope = m.scopeOf(n);
+    for (let p = n.parent; p && p.id !== scope.id; p = p.parent) {
+      if (p.type !== 'with_statement') continue;
+      const s = withItems(p).find((e) => isStreamExpr(e) && !CURRENT_STREAM.test(e.text));
+      if (s) return PY_NULL_STREAM.test(s.text) ? null : s.text;
+    }
+    return null;
+  };
+  const norm = (t: string, at: SyntaxNode): string | null => (PY_NULL_STREAM.test(t) ? null : CURRENT_STREAM.test(t) ? contextStream(at) : t);
+  const opStream = (n: SyntaxNode): string | null => {
+    const kw = n.type === 'call' ? pyArgs(n).keywords.get('stream') : undefined;
+    return kw ? norm(kw.text, n) : contextStream(n);
+  };
+  const deviceContext = (n: SyntaxNode): string => {
+    const out: number[] = [];
+    for (let p = n.parent; p && p.type !== 'function_definition'; p = p.parent) {
+      if (p.type === 'with_statement' && withItems(p).some((e) => /(^|\.)Device$/.test(calleePath(e) ?? ''))) out.push(p.id);
+    }
+    return out.join('/');
+  };
+
+  // Host buffers the device reads or writes asynchronously: async copy endpoints and pinned memory.
+  const hostBuffers = new Set<string>();
+  for (const call of root.descendantsOfType('call')) {
+    const p = m.callPath(call);
+    if (matchesVocab(p, vocab.d2h_async_calls) || (matchesVocab(p, vocab.h2d_calls) && /async/i.test(p ?? ''))) {
+      const { positional, keywords } = pyArgs(call);
+      for (const a of [...positional, ...keywords.values()]) {
+        const u = unparen(a);
+        if (u?.type === 'identifier' && !m.isDevice(u) && !/stream|^s\d*$/i.test(u.text)) hostBuffers.add(u.text);
+      }
+    }
+    if (p && /pinned/i.test(p) && call.parent?.type === 'assignment') {
+      const left = call.parent.childForFieldName('left');
+      if (left?.type === 'identifier') hostBuffers.add(left.text);
+    }
+  }
+
+  // Syncs: the shared sync points (the CCCL `synchronize=` default belongs to sync/cccl-implicit-synchronize),
+  // plus calls of helpers in this file whose body always synchronizes.
+  const isEvent = (s: SyncPoint) => s.scope === 'event' || /(^|\.|_)(ev|evt|event|events)(\d*|\[.*\])$|Event/.test(s.target ?? '');
+  const direct = facts.syncs.filter((s) => s.via !== 'cccl-default' && !isEvent(s));
+  type PySync = { node: SyntaxNode; device: boolean; target: string | null; helper?: string };
+  const syncs: PySync[] = [];
+  for (const s of direct) {
+    const device = s.scope === 'device';
+    // A bare `synchronize()` (a bound method fetched earlier) names no stream we can compare.
+    if (!device && s.target === null) continue;
+    syncs.push({ node: s.node, device, target: device ? null : norm(s.target!, s.node) });
+  }
+  const helpers = new Map<string, string>();
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const name = fn.childForFieldName('name')?.text;
+    const body = fn.childForFieldName('body');
+    if (!name || !body || m.gpuOps.some((o) => contains(fn, o.node))) continue;
+    const inner = direct.find((s) => m.scopeOf(s.node).id === fn.id && alwaysRuns(s.node, body));
+    if (inner) helpers.set(name, quote(inner.node));
+  }
+  if (helpers.size) {
+    for (const call of root.descendantsOfType('call')) {
+      const fn = call.childForFieldName('function');
+      const name = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+      if (!name || !helpers.has(name) || root.descendantsOfType('function_definition').some((d) => d.childForFieldName('name')?.text === name && contains(d, call))) continue;
+      syncs.push({ node: call, device: true, target: null, helper: name });
+    }
+  }
+
+  for (const s of syncs) {
+    const scope = m.scopeOf(s.node);
+    if (m.debugGated(s.node) || traceGated(s.node, scope) || m.inCpuFallback(s.node)) continue;
+    const stmt = pyStatement(s.node);
+    if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
+    const ops: Op[] = m.gpuOps.filter((o) => m.scopeOf(o.node).id === scope.id && !contains(o.node, s.node)).map((o) => ({ node: o.node, stream: opStream(o.node) }));
+    const before = ops.filter((o) => m.flowsTo(o.node, s.node));
+    const a = before[before.length - 1];
+    const b = ops.find((o) => m.flowsTo(s.node, o.node));
+    if (!a || !b || a.stream !== b.stream) continue;
+    // A device-wide sync after work on another stream joins the streams; that is a dependency, not waste.
+    if (s.device ? before.some((o) => o.stream !== b.stream) : s.target !== b.stream) continue;
+    if (deviceContext(a.node) !== deviceContext(b.node) || deviceContext(s.node) !== deviceContext(b.node)) continue;
+    if (pyHostTouches(s.node, a.node, b.node)) continue;
+    ctx.report({
+      node: s.node,
+      messageId: s.helper ? 'helper' : 'redundant',
+      data: { code: quote(s.node), stream: streamLabel(b.stream), inner: helpers.get(s.helper ?? '') ?? '' },
+      fix: deletion(ctx, stmt, true),
+    });
+  }
+
+  /** Between the sync and the next operation the host reads results, measures time, frees memory or changes device. */
+  function pyHostTouches(sync: SyntaxNode, a: SyntaxNode, b: SyntaxNode): boolean {
+    const scope = m.scopeOf(sync);
+    // Arguments of `b` are evaluated before it is queued, so a read inside them follows the sync too.
+    const after = (n: SyntaxNode) => n.startIndex >= sync.endIndex && n.startIndex < b.endIndex && m.scopeOf(n).id === scope.id;
+    if (m.d2h.some((d) => after(d.node))) return true;
+    for (const call of scope.descendantsOfType('call')) {
+      if (!(call.startIndex >= a.endIndex && call.startIndex < b.startIndex) || m.scopeOf(call).id !== scope.id) continue;
+      const p = m.callPath(call);
+      if (DEVICE_SWITCH.test(p ?? '') && /Device|device|runtime/.test(p ?? '')) return true;
+      if (!after(call) || contains(call, b)) continue;
+      if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.d2h_calls) || matchesVocab(p, vocab.timing_calls)) return true;
+      if (/(^|\.)(free|free_all_blocks|free_all_free|release|close|write|save|savez|tofile|dump|flush)$/.test(p ?? '')) return true;
+      // Device data handed to code that is not a GPU operation (HOST_READ, catalog §1.4): it may read it on the host.
+      if (!m.isGpuOpNode(call) && m.deviceArgsOf(call).length && !isGpuApi(p)) return true;
+    }
+    for (const n of scope.descendantsOfType(['delete_statement', 'yield', 'await'])) if (after(n)) return true;
+    for (const name of hostBuffers) if (m.usesOf(name, scope).some((u) => after(u) && !contains(b, u))) return true;
+    // The sync closes a timed or traced `with` block that the next operation is outside of.
+    for (let p = sync.parent; p && p.id !== scope.id; p = p.parent) {
+      if (p.type === 'with_statement' && !contains(p, b) && withItems(p).some((e) => MEASURE_CONTEXT.test(e.text))) return true;
+    }
+    return false;
+  }
+
+  function isGpuApi(p: string | null): boolean {
+    if (!p) return false;
+    if (vocab.device_modules.some((mod) => p.startsWith(mod + '.'))) return true;
+    if (['len', 'isinstance', 'id', 'type', 'getattr', 'hasattr', 'print', 'str', 'repr', 'tuple', 'range'].includes(p)) return true;
+    return [vocab.launch_calls, vocab.device_helpers, vocab.alloc_calls, vocab.pool_alloc_calls, vocab.pointer_calls, vocab.sized_alloc_calls, vocab.vibespatial_helpers].some((v) => matchesVocab(p, v));
+  }
+}
+
+/** The sync runs on every call of its function: no branch, loop or earlier `return` can skip it. */
+function alwaysRuns(sync: SyntaxNode, body: SyntaxNode): boolean {
+  for (let p = sync.parent; p && p.id !== body.id; p = p.parent) {
+    if (!['expression_statement', 'block', 'with_statement', 'with_clause', 'try_statement', 'finally_clause', 'call', 'argument_list'].includes(p.type)) return false;
+  }
+  return !body.descendantsOfType(['return_statement', 'raise_statement']).some((r) => r.startIndex < sync.startIndex);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CUDA C++ host code
+
+const BLOCKING_COPY = /^(cudaMemcpy|cudaMemcpy2D|cudaMemcpy3D|cudaMemcpyToSymbol|cudaMemcpyFromSymbol|cudaMemcpyPeer|cuMemcpy|cuMemcpyDtoH|cuMemcpyHtoD|cuMemcpyDtoD)(_v2)?$/;
+const FREES = /^(cudaFree|cudaFreeHost|cudaFreeArray|cuMemFree|cuMemFree_v2|cuMemFreeHost|free)$/;
+const HOST_ACCESSIBLE_ALLOC = /^(cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cuMemAllocManaged|cuMemAllocHost|cuMemHostAlloc|malloc)$/;
+const FILE_IO = /^(fwrite|fprintf|fputs|fflush|write|fclose)$/;
+
+function cuda(ctx: CheckContext): void {
+  const cm = ctx.get(cudaModel);
+  if (cm.testOrBench) return;
+  const facts = ctx.get(streamFacts);
+  const vocab = ctx.config.vocab;
+  const streamNames = new Set(facts.streams.map((s) => s.name));
+  const fnId = (n: SyntaxNode) => cm.functionOf(n)?.node.id;
+
+  const ops: Op[] = facts.uses.map((u) => ({ node: u.node, stream: u.stream }));
+  const seen = new Set(ops.map((o) => o.node.id));
+  for (const c of cm.calls) {
+    if (!cm.isGpuOp(c.node) || seen.has(c.node.id)) continue;
+    ops.push({ node: c.node, stream: libraryStream(c.args, streamNames) });
+  }
+  ops.sort((x, y) => x.node.startIndex - y.node.startIndex);
+
+  for (const s of facts.syncs) {
+    if (s.scope === 'event') continue;
+    const f = cm.functionOf(s.node);
+    if (!f || !f.isHost || cm.debugGated(s.node) || (f.body && traceGated(s.node, f.body))) continue;
+    const stmt = cppStatement(s.node);
+    if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
+    const mine = ops.filter((o) => fnId(o.node) === f.node.id && !contains(o.node, s.node));
+    const before = mine.filter((o) => cppFlowsTo(o.node, s.node));
+    const a = before[before.length - 1];
+    const b = mine.find((o) => cppFlowsTo(s.node, o.node));
+    if (!a || !b || a.stream !== b.stream) continue;
+    if (s.scope === 'device' ? before.some((o) => o.stream !== b.stream) : s.target !== b.stream) continue;
+    if (cppHostTouches(cm, f.node, s.node, a.node, b.node, vocab.timing_calls)) continue;
+    ctx.report({
+      node: s.node,
+      messageId: 'redundant',
+      data: { code: quote(s.node), stream: streamLabel(b.stream) },
+      fix: deletion(ctx, stmt, false),
+    });
+  }
+}
+
+/** `cub::DeviceScan::ExclusiveSum(..., stream)` / `thrust::sort(thrust::cuda::par.on(s), ...)`: the stream argument, if any. */
+function libraryStream(args: SyntaxNode[], streamNames: Set<string>): string | null {
+  const on = args[0] && /\.on\(\s*([^)]+?)\s*\)/.exec(args[0].text);
+  if (on) return streamText({ text: on[1] } as SyntaxNode);
+  const last = args[args.length - 1];
+  if (last && (streamNames.has(last.text) || /stream/i.test(last.text))) return streamText(last);
+  return null;
+}
+
+function cppHostTouches(cm: CudaModel, fn: SyntaxNode, sync: SyntaxNode, a: SyntaxNode, b: SyntaxNode, timing: readonly string[]): boolean {
+  const after = (n: SyntaxNode) => n.startIndex >= sync.endIndex && n.startIndex < b.startIndex;
+  // Pointers the host can dereference (managed, pinned, malloc) and copy destinations: a host access to one
+  // after the sync reads what the device wrote.
+  const hostPtrs = new Set<string>();
+  const ptrs = new Set<string>();
+  const baseName = (e: SyntaxNode | undefined) => e?.text.replace(/^\(\s*void\s*\*\*\s*\)\s*/, '').replace(/^&/, '').trim();
+  for (const c of cm.calls) {
+    if (!contains(fn, c.node)) continue;
+    if (HOST_ACCESSIBLE_ALLOC.test(c.name)) {
+      const n = c.name === 'malloc' ? (c.node.parent?.type === 'init_declarator' ? c.node.parent.childForFieldName('declarator')?.text.replace(/^\*+/, '') : undefined) : baseName(c.args[0]);
+      if (n) hostPtrs.add(n);
+    }
+    if (/^cudaMalloc/.test(c.name) && c.args[0]) ptrs.add(baseName(c.args[0])!);
+    if (/^cudaMemcpy\w*Async$/.test(c.name) && /DeviceToHost|Default/.test(c.node.text) && c.args[0]) hostPtrs.add(baseName(c.args[0])!);
+  }
+  for (const d of fn.descendantsOfType('pointer_declarator')) {
+    const id = d.descendantsOfType('identifier')[0];
+    if (id) ptrs.add(id.text);
+  }
+  for (const c of cm.calls) {
+    if (!contains(fn, c.node)) continue;
+    if (c.node.startIndex > a.endIndex && c.node.startIndex < b.startIndex && /^(cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent)$/.test(c.name)) return true;
+    if (!after(c.node) || contains(c.node, sync)) continue;
+    if (BLOCKING_COPY.test(c.name) || FREES.test(c.name) || FILE_IO.test(c.name) || matchesVocab(c.path, timing)) return true;
+    if (/^thrust::copy/.test(c.path)) return true;
+    // A device pointer handed to a host library (MPI, a file writer, a checksum): it reads data the GPU produced.
+    if (!cm.isGpuOp(c.node) && !/^(cuda|cu[A-Z]|nvtx|cub::|thrust::)/.test(c.path) && c.args.some((x) => x.descendantsOfType('identifier').concat(x.type === 'identifier' ? [x] : []).some((i) => ptrs.has(i.text) || hostPtrs.has(i.text)))) return true;
+  }
+  for (const n of fn.descendantsOfType(['subscript_expression', 'pointer_expression', 'field_expression', 'delete_expression', 'identifier', 'declaration'])) {
+    if (!after(n)) continue;
+    if (n.type === 'delete_expression') return true;
+    if (n.type === 'declaration' && /\bhost_vector\b/.test(n.text)) return true;
+    if (n.type === 'identifier' && hostPtrs.has(n.text)) return true;
+    if (n.type !== 'identifier' && n.type !== 'declaration') {
+      const base = n.namedChildren[0];
+      if (n.type === 'field_expression' && !n.text.includes('->')) continue;
+      if (base?.type === 'identifier' && (ptrs.has(base.text) || hostPtrs.has(base.text))) return true;
+    }
+  }
+  return false;
+}
+
+export default defineCheck({
+  id: ID,
+  pass: 2,
+  severity: 'high',
+  kind: 'performance',
+  confidence: 'medium',
+  languages: ['python', 'cuda'],
+  citation:
+    '003 §2.3 Synchronization Pitfalls (over-synchronization); 003 §8.1 Implicit Synchronization; 003 §9 Pass 2 bullets 1 and 3; 004 §H1.9 Optimizing the Kernel ("remove any unnecessary cudaDeviceSynchronize()")',
+  summary: 'Synchronization between two operations on the same stream, with no host read in between.',
+  why: 'The sync drains the whole queue, so the GPU idles while the host wakes up and issues the next launch at 3–5 µs of launch overhead, and the stream would have run the two operations in order anyway (003 §2.3, §8.1 HIGH, §8.4).',
+  messages: {
+    redundant:
+      'Synchronization `{{code}}` between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
+    helper:
+      '`{{code}}` synchronizes (it calls `{{inner}}`) between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
+  },
+  fix: 'safe',
+  create(ctx) {
+    return {
+      'source:exit'() {
+        if (ctx.source.language === 'python') python(ctx);
+        else if (ctx.source.language === 'cuda') cuda(ctx);
+      },
+    };
+  },
+});

@@ -1,0 +1,177 @@
+import type { SyntaxNode } from '../engine/types.js';
+import { calleePath, unparen } from './syntax.js';
+
+/**
+ * Code that runs once (or only when a cached resource must grow) even though it sits in a loop or a
+ * hot function: lazy initialization and grow-only reallocation. Allocation and configuration rules
+ * (catalog `sync/*-in-hot-path` do-not-flag: "one-time configuration helper guarded by a
+ * 'configured' flag") use it next to HOT_PATH:
+ *
+ * - `if (!d_buf) cudaMalloc(&d_buf, n);`, `if self._buf is None: self._buf = ...` — a null test of a
+ *   value the guarded block then sets;
+ * - `if (!configured) { ...; configured = true; }`, `if first: ...; first = False` — a flag the block resets;
+ * - `if (bytes > cap) { cudaFree(p); cudaMalloc(&p, bytes); cap = bytes; }` — a capacity the block raises;
+ * - `if key not in cache: cache[key] = ...`, `if (cache.find(k) == cache.end()) cache.emplace(...)`;
+ * - `if (it == 0)` / `if i == 0:` on the loop variable (first iteration only);
+ * - C++ `std::call_once(flag, [] { ... })` and the initializer of a function-local `static`.
+ */
+export function onceGuarded(n: SyntaxNode): boolean {
+  let child = n;
+  let p = n.parent;
+  while (p && p.type !== 'function_definition') {
+    if (p.type === 'lambda_expression' && p.parent?.type === 'argument_list') {
+      const call = p.parent.parent;
+      if (call?.type === 'call_expression' && /(^|::)call_once$/.test(calleePath(call.childForFieldName('function')) ?? '')) return true;
+    }
+    if (p.type === 'declaration' && p.children.some((c) => c.type === 'storage_class_specifier' && c.text === 'static') && p.parent?.type !== 'translation_unit') {
+      // A function-local static is initialized once, on first pass.
+      if (p.namedChildren.some((d) => d.type === 'init_declarator' && d.childForFieldName('value') && contains(d.childForFieldName('value')!, n))) return true;
+    }
+    if (p.type === 'if_statement' || p.type === 'elif_clause') {
+      const consequence = p.childForFieldName('consequence');
+      if (consequence && consequence.id === child.id && guardsOnce(p, consequence)) return true;
+    }
+    child = p;
+    p = p.parent;
+  }
+  return false;
+}
+
+function contains(a: SyntaxNode, b: SyntaxNode): boolean {
+  return a.startIndex <= b.startIndex && b.endIndex <= a.endIndex;
+}
+
+function conditionOf(ifNode: SyntaxNode): SyntaxNode | null {
+  let c = ifNode.childForFieldName('condition');
+  // tree-sitter-cpp wraps the condition in a `condition_clause`.
+  if (c?.type === 'condition_clause') c = c.childForFieldName('value') ?? c.namedChildren[0] ?? null;
+  return unparen(c);
+}
+
+function guardsOnce(ifNode: SyntaxNode, block: SyntaxNode): boolean {
+  const cond = conditionOf(ifNode);
+  if (!cond) return false;
+  return conjunctGuards(cond, ifNode, block);
+}
+
+const norm = (t: string) => t.replace(/^this->/, '').replace(/^self\./, '').replace(/\s+/g, '');
+
+/** `a && b`: the block runs only when every conjunct holds, so one once-guard suffices; `a || b` needs all. */
+function conjunctGuards(c: SyntaxNode, ifNode: SyntaxNode, block: SyntaxNode): boolean {
+  const u = unparen(c);
+  if (!u) return false;
+  const op = u.childForFieldName('operator')?.text ?? u.children.find((x) => !x.isNamed)?.text;
+  if ((u.type === 'binary_expression' || u.type === 'boolean_operator') && (op === '&&' || op === 'and')) {
+    return conjunctGuards(u.childForFieldName('left')!, ifNode, block) || conjunctGuards(u.childForFieldName('right')!, ifNode, block);
+  }
+  if ((u.type === 'binary_expression' || u.type === 'boolean_operator') && (op === '||' || op === 'or')) {
+    return conjunctGuards(u.childForFieldName('left')!, ifNode, block) && conjunctGuards(u.childForFieldName('right')!, ifNode, block);
+  }
+  return singleGuard(u, ifNode, block);
+}
+
+const CAPACITY = /(?:^|_|\.|>|(?<=[a-z])(?=[A-Z]))(?:cap|capacity|Cap|Capacity|allocated|Allocated|reserved|Reserved|high_water|HighWater)(?=$|_|[A-Z(\]])/;
+
+function singleGuard(u: SyntaxNode, ifNode: SyntaxNode, block: SyntaxNode): boolean {
+  // `!x`, `not x`, `!cache.count(k)`, `!cache.contains(k)`.
+  if ((u.type === 'unary_expression' && u.childForFieldName('operator')?.text === '!') || u.type === 'not_operator') {
+    const arg = unparen(u.childForFieldName('argument') ?? u.namedChildren[0]);
+    if (!arg) return false;
+    if (arg.type === 'call_expression' || arg.type === 'call') {
+      const fn = arg.childForFieldName('function');
+      const recv = fn?.childForFieldName('argument') ?? fn?.childForFieldName('object');
+      return !!recv && /(^|[.>])(count|contains|has_key)$/.test(fn?.text ?? '') && writes(block, recv.text, true);
+    }
+    return isName(arg) && writes(block, arg.text, false);
+  }
+  // A bare flag the block resets: `if (first) { ...; first = false; }`.
+  if (isName(u)) return writes(block, u.text, false);
+  if (u.type === 'binary_expression' || u.type === 'comparison_operator') {
+    const parts = u.namedChildren;
+    const ops = u.children.filter((x) => !x.isNamed).map((x) => x.text);
+    if (parts.length !== 2) return false;
+    const [a, b] = parts.map((x) => unparen(x)!);
+    const op = ops.join(' ');
+    if (!a || !b) return false;
+    // Membership: `key not in cache` / `cache.find(k) == cache.end()`.
+    if (op === 'not in') return writes(block, b.text, true);
+    if (op === '==' && /\.find\(/.test(a.text) && /\.end\(\)$/.test(b.text)) return writes(block, a.text.replace(/\.find\(.*$/s, ''), true);
+    // Null test of something the block then sets (lazy initialization).
+    const nullish = (x: SyntaxNode) => /^(nullptr|NULL|None)$/.test(x.text);
+    if ((op === '==' || op === 'is') && (nullish(b) || nullish(a))) {
+      const g = nullish(b) ? a : b;
+      return isName(g) && writes(block, g.text, false);
+    }
+    // First iteration of a loop: `it == 0`.
+    if (op === '==' && (b.text === '0' || a.text === '0')) {
+      const g = b.text === '0' ? a : b;
+      return g.type === 'identifier' && loopVariables(ifNode).has(g.text);
+    }
+    // Grow-only reallocation: `bytes > cap` where the block raises `cap`.
+    if (/^[<>]=?$/.test(op)) {
+      for (const side of [a, b]) if (CAPACITY.test(side.text) && isName(side) && writes(block, side.text, false)) return true;
+      return false;
+    }
+  }
+  return false;
+}
+
+function isName(n: SyntaxNode): boolean {
+  return ['identifier', 'attribute', 'field_expression', 'qualified_identifier'].includes(n.type);
+}
+
+/** The block assigns `name` (or, for a container, stores into it), or passes `&name` out. */
+function writes(block: SyntaxNode, name: string, container: boolean): boolean {
+  const want = norm(name);
+  for (const a of block.descendantsOfType(['assignment', 'augmented_assignment', 'assignment_expression', 'pattern_list', 'pointer_expression', 'call', 'call_expression'])) {
+    if (a.type === 'pointer_expression') {
+      if (a.children[0]?.text === '&' && norm(a.childForFieldName('argument')?.text ?? '') === want) return true;
+      continue;
+    }
+    if (a.type === 'call' || a.type === 'call_expression') {
+      if (!container) continue;
+      const fn = a.childForFieldName('function');
+      const recv = fn?.childForFieldName('object') ?? fn?.childForFieldName('argument');
+      const meth = fn?.childForFieldName('attribute')?.text ?? fn?.childForFieldName('field')?.text ?? '';
+      if (recv && norm(recv.text) === want && /^(add|append|setdefault|update|insert|emplace|try_emplace|insert_or_assign|__setitem__)$/.test(meth)) return true;
+      continue;
+    }
+    if (a.type === 'pattern_list') {
+      if (a.namedChildren.some((c) => norm(c.text) === want)) return true;
+      continue;
+    }
+    let left = a.childForFieldName('left');
+    if (!left) continue;
+    if (container) while (left && (left.type === 'subscript' || left.type === 'subscript_expression')) left = left.childForFieldName('value') ?? left.childForFieldName('argument') ?? left.namedChildren[0];
+    if (left && norm(left.text) === want) return true;
+    if (left?.type === 'pattern_list' || left?.type === 'tuple_pattern') if (left.namedChildren.some((c) => norm(c.text) === want)) return true;
+  }
+  return false;
+}
+
+/**
+ * Iteration counters of the loops around `n` in its function: `for i in ...`, `for (int it = 0; ...)`,
+ * and names a `while` loop's body increments (`++rounds`, `rounds += 1`).
+ */
+function loopVariables(n: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  let p = n.parent;
+  while (p && p.type !== 'function_definition') {
+    if (p.type === 'while_statement' || p.type === 'do_statement') {
+      for (const u of p.descendantsOfType(['update_expression', 'augmented_assignment', 'assignment_expression'])) {
+        const target = u.childForFieldName('argument') ?? u.childForFieldName('left');
+        const op = u.type === 'update_expression' ? '++' : u.childForFieldName('operator')?.text ?? u.children.find((c) => !c.isNamed)?.text;
+        if (target?.type === 'identifier' && (op === '++' || op === '+=' || /\+\+/.test(u.text))) out.add(target.text);
+      }
+    }
+    if (p.type === 'for_statement') {
+      const left = p.childForFieldName('left');
+      if (left) for (const id of left.type === 'identifier' ? [left] : left.descendantsOfType('identifier')) out.add(id.text);
+      const init = p.childForFieldName('initializer');
+      if (init) for (const d of init.descendantsOfType('init_declarator')) out.add(d.childForFieldName('declarator')?.text ?? '');
+      if (init?.type === 'assignment_expression') out.add(init.childForFieldName('left')?.text ?? '');
+    }
+    p = p.parent;
+  }
+  return out;
+}

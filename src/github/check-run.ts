@@ -1,0 +1,128 @@
+import { atLeast, type Finding, type Severity } from '../engine/types.js';
+import { REVIEW_MARKER } from '../reporters/github-review.js';
+import type { GitHubClient } from './octokit.js';
+
+export const CHECK_NAME = 'gpu-review';
+
+/** GitHub takes at most 50 annotations per create/update request. */
+export const ANNOTATIONS_PER_REQUEST = 50;
+/** Beyond this the check run lists the rest only in its summary (the review body). */
+export const MAX_ANNOTATIONS = 1000;
+/** `output.summary` and `output.text` are capped at 65,535 characters. */
+const SUMMARY_LIMIT = 65_000;
+
+export type Conclusion = 'success' | 'failure' | 'neutral' | 'skipped' | 'action_required';
+
+export interface Annotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  start_column?: number;
+  end_column?: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  title: string;
+  message: string;
+  raw_details?: string;
+}
+
+export interface CheckRef {
+  owner: string;
+  repo: string;
+  headSha: string;
+}
+
+function level(s: Severity, failOn: Severity | 'none'): Annotation['annotation_level'] {
+  if (failOn !== 'none' && atLeast(s, failOn)) return 'failure';
+  return atLeast(s, 'medium') ? 'warning' : 'notice';
+}
+
+/** One annotation per finding: severity, rule id, citation and the rule's documentation. */
+export function annotationsFor(findings: readonly Finding[], failOn: Severity | 'none'): Annotation[] {
+  return findings.map((f) => {
+    const a: Annotation = {
+      path: f.path,
+      start_line: f.line,
+      end_line: Math.max(f.line, f.endLine),
+      annotation_level: level(f.severity, failOn),
+      title: `[${f.severity}] ${f.ruleId}`,
+      message: `${f.message}\n\nSource: ${f.citation}${f.docUrl ? `\nRule docs: ${f.docUrl}` : ''}`,
+    };
+    if (f.why) a.raw_details = f.why;
+    // GitHub accepts columns only on a one-line annotation.
+    if (a.start_line === a.end_line && f.endColumn > f.column) {
+      a.start_column = f.column;
+      a.end_column = f.endColumn;
+    }
+    return a;
+  });
+}
+
+export function conclusionFor(findings: readonly Finding[], failOn: Severity | 'none'): Conclusion {
+  return failOn !== 'none' && findings.some((f) => atLeast(f.severity, failOn)) ? 'failure' : 'success';
+}
+
+export function fitSummary(summary: string): string {
+  const s = summary.replace(REVIEW_MARKER, '').replace(/\s+$/, '');
+  return s.length > SUMMARY_LIMIT ? `${s.slice(0, SUMMARY_LIMIT)}\n…(cut to fit GitHub's limit)` : s;
+}
+
+/** Opens the check run as in progress, so branch protection waits for the review. */
+export async function startCheckRun(octokit: GitHubClient, ref: CheckRef): Promise<number> {
+  const res = await octokit.rest.checks.create({
+    owner: ref.owner,
+    repo: ref.repo,
+    name: CHECK_NAME,
+    head_sha: ref.headSha,
+    status: 'in_progress',
+    started_at: new Date().toISOString(),
+  });
+  return res.data.id;
+}
+
+export interface Completion {
+  conclusion: Conclusion;
+  title: string;
+  summary: string;
+  annotations?: readonly Annotation[];
+}
+
+/**
+ * Completes the check run (creating it when starting it had failed). Annotations go 50 per
+ * request: every batch but the last is an update of the running check; the last one carries the
+ * conclusion. Returns the number of requests made.
+ */
+export async function completeCheckRun(octokit: GitHubClient, ref: CheckRef, id: number | null, done: Completion): Promise<{ id: number; requests: number }> {
+  const all = done.annotations ?? [];
+  const kept = all.slice(0, MAX_ANNOTATIONS);
+  const note = all.length > kept.length ? `\n\n_${all.length - kept.length} more findings are not annotated (GitHub shows at most ${MAX_ANNOTATIONS} here); the list above has them all._` : '';
+  const output = (annotations: Annotation[]) => ({
+    title: done.title.slice(0, 255),
+    summary: fitSummary(done.summary) + note,
+    ...(annotations.length ? { annotations } : {}),
+  });
+  const batches: Annotation[][] = [];
+  for (let i = 0; i < kept.length; i += ANNOTATIONS_PER_REQUEST) batches.push(kept.slice(i, i + ANNOTATIONS_PER_REQUEST));
+  if (batches.length === 0) batches.push([]);
+  let requests = 0;
+  let checkId = id;
+  for (const [i, batch] of batches.entries()) {
+    const last = i === batches.length - 1;
+    const final = last ? { status: 'completed' as const, conclusion: done.conclusion, completed_at: new Date().toISOString() } : {};
+    if (checkId === null) {
+      requests++;
+      const res = await octokit.rest.checks.create({
+        owner: ref.owner,
+        repo: ref.repo,
+        name: CHECK_NAME,
+        head_sha: ref.headSha,
+        ...(last ? final : { status: 'in_progress' as const }),
+        output: output(batch),
+      });
+      checkId = res.data.id;
+    } else {
+      requests++;
+      await octokit.rest.checks.update({ owner: ref.owner, repo: ref.repo, check_run_id: checkId, ...final, output: output(batch) });
+    }
+  }
+  return { id: checkId!, requests };
+}

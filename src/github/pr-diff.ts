@@ -1,0 +1,119 @@
+import { DiffError, parseUnifiedDiff, type DiffFile, type DiffModel, type FileStatus } from '../diff/model.js';
+import type { GitHubClient } from './octokit.js';
+
+/** One entry of `pulls.listFiles`. */
+export interface PullFile {
+  filename: string;
+  status: string;
+  patch?: string;
+  previous_filename?: string;
+  additions: number;
+  deletions: number;
+  changes: number;
+}
+
+/** `pulls.listFiles` stops at 3,000 files; GitHub says nothing about the rest. */
+export const MAX_PR_FILES = 3000;
+
+export interface PullFiles {
+  files: PullFile[];
+  /** True when GitHub's 3,000-file limit was reached, so later files were never listed. */
+  truncated: boolean;
+}
+
+/** Every page of the PR's files (100 per page, at most 30 pages). */
+export async function listPullFiles(octokit: GitHubClient, params: { owner: string; repo: string; pull_number: number }): Promise<PullFiles> {
+  const files: PullFile[] = [];
+  for await (const page of octokit.paginate.iterator(octokit.rest.pulls.listFiles, { ...params, per_page: 100 })) {
+    files.push(...(page.data as PullFile[]));
+    if (files.length >= MAX_PR_FILES) break;
+  }
+  return { files: files.slice(0, MAX_PR_FILES), truncated: files.length >= MAX_PR_FILES };
+}
+
+function statusOf(f: PullFile): FileStatus {
+  switch (f.status) {
+    case 'added':
+      return 'added';
+    case 'removed':
+      return 'deleted';
+    case 'renamed':
+    case 'copied':
+      return f.previous_filename && f.previous_filename !== f.filename ? 'renamed' : 'modified';
+    default:
+      return 'modified';
+  }
+}
+
+function emptyFile(f: PullFile, status: FileStatus): DiffFile {
+  return {
+    path: f.filename,
+    oldPath: status === 'added' ? null : (f.previous_filename ?? f.filename),
+    newPath: status === 'deleted' ? null : f.filename,
+    status,
+    binary: false,
+    modeOnly: false,
+    hunks: [],
+    added: new Set(),
+    commentable: new Set(),
+    crlf: false,
+  };
+}
+
+/**
+ * The listFiles patch is the file's part of the PR diff without its `diff --git`/`---`/`+++`
+ * header; putting a header back lets the one diff parser read it, so the App anchors comments on
+ * exactly the lines the CLI would.
+ */
+function withHeader(f: PullFile, status: FileStatus): string {
+  const oldPath = f.previous_filename ?? f.filename;
+  const minus = status === 'added' ? '/dev/null' : `a/${oldPath}`;
+  const plus = status === 'deleted' ? '/dev/null' : `b/${f.filename}`;
+  const patch = f.patch ?? '';
+  return [`diff --git a/${oldPath} b/${f.filename}`, `--- ${minus}`, `+++ ${plus}`, patch.endsWith('\n') ? patch : `${patch}\n`].join('\n');
+}
+
+/**
+ * The diff model of a PR from its listFiles entries. A file GitHub sent without a patch keeps its
+ * place with the reason as its `problem`, so the review lists it as skipped instead of losing it.
+ */
+export function diffModelFromFiles(files: readonly PullFile[]): DiffModel {
+  const out: DiffFile[] = [];
+  for (const f of files) {
+    const status = statusOf(f);
+    if (f.patch === undefined || f.patch === '') {
+      const file = emptyFile(f, status);
+      if (status === 'deleted') {
+        // Nothing to review; the pipeline reports it as deleted.
+      } else if (f.changes > 0) {
+        file.problem = `GitHub sent no patch for this file (its diff is too large for the API: ${f.additions} additions, ${f.deletions} deletions)`;
+      } else if (status === 'renamed') {
+        file.problem = 'renamed without content changes';
+      } else if (f.status === 'changed') {
+        file.modeOnly = true;
+      } else {
+        // Added or modified with no countable lines and no patch: GitHub's mark of a binary file.
+        file.binary = true;
+      }
+      out.push(file);
+      continue;
+    }
+    let parsed: DiffFile | undefined;
+    let problem: string | undefined;
+    try {
+      parsed = parseUnifiedDiff(withHeader(f, status)).files[0];
+    } catch (e) {
+      problem = `could not parse the patch GitHub sent: ${e instanceof DiffError ? e.message : (e as Error).message}`;
+    }
+    if (!parsed) {
+      const file = emptyFile(f, status);
+      file.problem = problem ?? 'could not parse the patch GitHub sent';
+      out.push(file);
+      continue;
+    }
+    // GitHub's own fields are authoritative for names (paths with spaces or tabs survive).
+    const empty = emptyFile(f, status);
+    out.push({ ...parsed, path: empty.path, oldPath: empty.oldPath, newPath: empty.newPath, status });
+  }
+  return { files: out };
+}

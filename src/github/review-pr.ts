@@ -1,0 +1,248 @@
+import picomatch from 'picomatch';
+import type { ResolvedConfig } from '../config/schema.js';
+import type { DiffModel } from '../diff/model.js';
+import type { CheckDef } from '../engine/check.js';
+import { CHECKS } from '../engine/registry.generated.js';
+import { activeChecks, review } from '../pipeline.js';
+import { buildReview } from '../reporters/github-review.js';
+import type { ReportInput } from '../reporters/types.js';
+import { detectLanguage } from '../sources/detect.js';
+import { annotationsFor, completeCheckRun, conclusionFor, startCheckRun, type CheckRef } from './check-run.js';
+import { CONFIG_PATH, loadConfig } from './config.js';
+import { fetchContents } from './contents.js';
+import type { BotIdentity } from './identity.js';
+import type { GitHubClient } from './octokit.js';
+import { addToBody, botReviews, deletePending, postReview, type Logger } from './post.js';
+import { diffModelFromFiles, listPullFiles, MAX_PR_FILES } from './pr-diff.js';
+import { closeStaleThreads, loadBotThreads, markerKey, withoutPosted, type PullRef } from './threads.js';
+
+/** What the handler needs from a `pull_request` webhook. */
+export interface PullRequestEvent {
+  deliveryId: string;
+  action: string;
+  owner: string;
+  repo: string;
+  number: number;
+  headSha: string;
+  /** synchronize only: the head before and after the push. */
+  before?: string;
+  after?: string;
+  state: string;
+  draft: boolean;
+  author: { login: string; type: string };
+  defaultBranch: string;
+}
+
+export interface ReviewJob {
+  octokit: GitHubClient;
+  log: Logger;
+  event: PullRequestEvent;
+  /** Probot's `context.config(CONFIG_FILE)`. */
+  readConfig: () => Promise<unknown>;
+  bot: () => Promise<BotIdentity>;
+  toolVersion: string;
+  checks?: readonly CheckDef[];
+  /** Base delay of the bot's own retries of a review post (tests shrink it). */
+  retryDelayMs?: number;
+}
+
+export type Outcome =
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'config-error'; message: string }
+  | { kind: 'reviewed'; findings: number; posted: number; repeated: number; resolved: number; reviewId: number | null; conclusion: string }
+  | { kind: 'failed'; error: string };
+
+/** Why this event gets no review at all (before any API call), or null. */
+export function skipBeforeConfig(e: PullRequestEvent): string | null {
+  if (e.state !== 'open') return 'pull request is closed';
+  if (e.action === 'synchronize' && e.before && e.after && e.before === e.after) return 'synchronize without a new head commit';
+  return null;
+}
+
+/** Why the config says to skip this PR, or null. */
+export function skipByConfig(e: PullRequestEvent, config: ResolvedConfig): string | null {
+  if (config.skipDrafts && e.draft) return 'draft pull request (config skip_drafts)';
+  if (config.skipBotAuthors && (e.author.type === 'Bot' || /\[bot\]$/.test(e.author.login))) return `author ${e.author.login} is a bot (config skip_bot_authors)`;
+  return null;
+}
+
+/** Only files the pipeline can review are worth downloading. */
+function wantsContent(path: string, config: ResolvedConfig): boolean {
+  // A C++ file counts only when its text shows CUDA; any GPU marker stands in for the text here.
+  return detectLanguage(path, '__global__', config.vocab.kernel_macros).language !== null;
+}
+
+function markSkips(diff: DiffModel, skipped: Map<string, { reason: string; binary?: boolean }>): void {
+  for (const f of diff.files) {
+    const s = skipped.get(f.path);
+    if (!s) continue;
+    if (s.binary) f.binary = true;
+    else f.problem = s.reason;
+  }
+}
+
+/**
+ * One review of one push: config, files, contents at the head SHA, the CLI's pipeline, then the
+ * payload `buildReview` makes, minus what earlier pushes already posted, as one review, plus a
+ * check run with the findings as annotations.
+ */
+export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
+  const { octokit, log, event: e } = job;
+  const early = skipBeforeConfig(e);
+  if (early) {
+    log.info({ reason: early }, 'not reviewing');
+    return { kind: 'skipped', reason: early };
+  }
+  const ref: CheckRef = { owner: e.owner, repo: e.repo, headSha: e.headSha };
+  const pr: PullRef = { owner: e.owner, repo: e.repo, pull_number: e.number };
+  const checks = job.checks ?? CHECKS;
+
+  // The job may run well after the webhook: a newer push (its own event is queued behind this
+  // one) or a close makes this review moot, and its anchors would point into an old diff.
+  try {
+    const { data: live } = await octokit.rest.pulls.get({ ...pr });
+    const moot = live.state !== 'open' ? 'pull request was closed before the review ran' : live.head.sha !== e.headSha ? `superseded by a newer push (head is now ${live.head.sha.slice(0, 7)})` : null;
+    if (moot) {
+      log.info({ reason: moot }, 'not reviewing');
+      return { kind: 'skipped', reason: moot };
+    }
+  } catch (err) {
+    log.error({ err, deliveryId: e.deliveryId }, 'could not read the pull request');
+    return { kind: 'failed', error: (err as Error).message?.split('\n')[0] ?? String(err) };
+  }
+
+  let checkId: number | null = null;
+  try {
+    checkId = await startCheckRun(octokit, ref);
+  } catch (err) {
+    log.warn({ err }, 'could not start the check run; will create it at the end');
+  }
+
+  try {
+    const loaded = await loadConfig(job.readConfig, checks.map((c) => c.id));
+    if (!loaded.ok) {
+      log.warn({ error: loaded.message }, 'invalid configuration');
+      await completeCheckRun(octokit, ref, checkId, {
+        conclusion: 'failure',
+        title: `Invalid configuration: ${CONFIG_PATH}`,
+        summary: [
+          `gpu-review did not review this pull request: its configuration \`${CONFIG_PATH}\` (read from the default branch \`${e.defaultBranch}\`, or the organization's \`.github\` repository) is invalid.`,
+          '',
+          '```text',
+          loaded.message,
+          '```',
+          '',
+          `Fix the file on \`${e.defaultBranch}\`; a pull request cannot change the rules it is reviewed by. The keys are described in the README ("Configuration").`,
+        ].join('\n'),
+      });
+      return { kind: 'config-error', message: loaded.message };
+    }
+    const config = loaded.config;
+    const skip = skipByConfig(e, config);
+    if (skip) {
+      log.info({ reason: skip }, 'not reviewing');
+      await completeCheckRun(octokit, ref, checkId, { conclusion: 'skipped', title: `Skipped: ${skip}`, summary: `gpu-review skipped this pull request: ${skip}.` });
+      return { kind: 'skipped', reason: skip };
+    }
+
+    const listed = await listPullFiles(octokit, pr);
+    const diff = diffModelFromFiles(listed.files);
+    const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
+    const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
+    const paths = diff.files
+      .filter((f) => f.status !== 'deleted' && !f.binary && !f.modeOnly && !f.problem && f.hunks.length > 0)
+      .filter((f) => (!include || include(f.path)) && !(exclude && exclude(f.path)))
+      .filter((f) => wantsContent(f.path, config))
+      .map((f) => f.path);
+    const contents = await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes });
+    markSkips(diff, contents.skipped);
+    log.info({ files: listed.files.length, fetched: contents.texts.size, calls: contents.calls }, 'read the pull request');
+
+    const out = await review({
+      diff,
+      config,
+      scope: 'added',
+      checks,
+      readFile: async (p) => contents.texts.get(p) ?? null,
+    });
+    out.result.errors.push(...contents.errors);
+    if (listed.truncated) {
+      out.result.errors.push({ message: `GitHub lists at most ${MAX_PR_FILES.toLocaleString('en-US')} files of a pull request; files past that were not reviewed.` });
+    }
+    const input: ReportInput = {
+      result: out.result,
+      diff: out.diff,
+      fileLines: (p) => out.fileLines.get(p),
+      inlineCommentCap: config.inlineCommentCap,
+      failOn: config.failOn,
+      toolVersion: job.toolVersion,
+    };
+    const built = buildReview(input);
+    const findings = out.result.findings;
+
+    // What the bot already said on this PR: its reviews (a leftover pending one, this head's) and its threads.
+    const bot = await job.bot();
+    const reviews = await botReviews(octokit, pr, e.headSha, bot);
+    await deletePending(octokit, pr, reviews.pending, log);
+    const threads = await loadBotThreads(octokit, pr, bot, log);
+    const posted = new Set(threads.map((t) => t.fingerprint));
+    const { payload: fresh, repeated } = withoutPosted(built, posted);
+    let payload = fresh;
+    if (repeated > 0) {
+      payload = {
+        ...fresh,
+        body: addToBody(
+          fresh.body,
+          `_${repeated} of the inline comments ${repeated === 1 ? 'was' : 'were'} already posted on an earlier push and ${repeated === 1 ? 'is' : 'are'} not repeated._`,
+        ),
+      };
+    }
+
+    let reviewId: number | null = null;
+    let postedComments = 0;
+    if (reviews.ofHead) {
+      log.info({ reviewId: reviews.ofHead.id }, 'this head commit is already reviewed; not posting again');
+      reviewId = reviews.ofHead.id;
+    } else if (findings.length === 0 && !reviews.any && threads.length === 0) {
+      // Nothing to say and nothing said before: the check run carries the summary.
+      log.info('no findings; no review posted');
+    } else {
+      const res = await postReview(octokit, payload, { pr, headSha: e.headSha, bot, log, retryDelayMs: job.retryDelayMs });
+      reviewId = res.reviewId;
+      postedComments = payload.comments.length - res.movedToBody;
+      log.info({ reviewId, comments: payload.comments.length, movedToBody: res.movedToBody, recovered: res.recovered }, 'posted the review');
+    }
+
+    // A finding is gone when this push's review of its file no longer reports it; a file this run
+    // could not review says nothing either way.
+    const current = new Set(findings.map((f) => markerKey(f.fingerprint)));
+    const reviewed = new Set(out.result.files.filter((f) => f.skipped === undefined).map((f) => f.path));
+    const inDiff = new Set(diff.files.map((f) => f.path));
+    const stale = await closeStaleThreads(octokit, pr, threads, (t) => !current.has(t.fingerprint) && (reviewed.has(t.path) || !inDiff.has(t.path)), log);
+
+    const active = activeChecks(config, checks).length;
+    const conclusion = conclusionFor(findings, config.failOn);
+    const title = findings.length === 0 ? 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})`;
+    await completeCheckRun(octokit, ref, checkId, {
+      conclusion,
+      title,
+      summary: built.body,
+      annotations: annotationsFor(findings, config.failOn),
+    });
+    log.info({ findings: findings.length, posted: postedComments, repeated, ...stale, conclusion, rules: active }, 'review done');
+    return { kind: 'reviewed', findings: findings.length, posted: postedComments, repeated, resolved: stale.resolved + stale.deleted, reviewId, conclusion };
+  } catch (err) {
+    const message = (err as Error).message?.split('\n')[0] ?? String(err);
+    log.error({ err, deliveryId: e.deliveryId }, 'review failed');
+    try {
+      await completeCheckRun(octokit, ref, checkId, {
+        conclusion: 'failure',
+        title: 'gpu-review could not complete the review',
+        summary: `The review of ${e.headSha.slice(0, 7)} failed: ${message}\n\nWebhook delivery \`${e.deliveryId}\`. Push again or redeliver the webhook to retry.`,
+      });
+    } catch (err2) {
+      log.error({ err: err2, deliveryId: e.deliveryId }, 'could not report the failure on the check run');
+    }
+    return { kind: 'failed', error: message };
+  }
+}
