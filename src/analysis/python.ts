@@ -125,8 +125,18 @@ const CPU_COND = /\b(cpu|fallback|use_numpy|numpy_fallback|on_host|host_only)\b|
 
 export const pythonModel: Analysis<PyModel> = {
   name: 'python-model',
-  compute: (source, config) => buildModel(source, config),
+  compute: (source, config) => memoized(pyMemo, source, config, buildModel),
 };
+
+// Analyses that build on this model (stream facts) call `compute` directly; one model per source and config.
+const pyMemo = new WeakMap<Source, { config: ResolvedConfig; value: PyModel }>();
+export function memoized<T>(memo: WeakMap<Source, { config: ResolvedConfig; value: T }>, source: Source, config: ResolvedConfig, build: (s: Source, c: ResolvedConfig) => T): T {
+  const hit = memo.get(source);
+  if (hit && hit.config === config) return hit.value;
+  const value = build(source, config);
+  memo.set(source, { config, value });
+  return value;
+}
 
 function buildModel(source: Source, config: ResolvedConfig): PyModel {
   const root = source.root;
@@ -451,7 +461,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     gpuOps.push({ node, kind });
   };
 
-  const nodes = root.descendantsOfType(['call', 'if_statement', 'while_statement', 'elif_clause', 'binary_operator', 'comparison_operator', 'interpolation']);
+  const nodes = root.descendantsOfType(['call', 'if_statement', 'while_statement', 'elif_clause', 'binary_operator', 'comparison_operator', 'interpolation', 'augmented_assignment', 'assignment']);
   for (const n of nodes) {
     if (n.type === 'if_statement' || n.type === 'while_statement' || n.type === 'elif_clause') {
       const cond = unparen(n.childForFieldName('condition'));
@@ -461,6 +471,13 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     if (n.type === 'interpolation') {
       const e = n.childForFieldName('expression') ?? n.namedChildren[0];
       if (e && isDevice(e)) addD2H(n, 'str', e);
+      continue;
+    }
+    if (n.type === 'augmented_assignment' || n.type === 'assignment') {
+      // `d_x *= 2` and `d_out[mask] = v` run an in-place elementwise / scatter kernel on the device array.
+      const left = n.childForFieldName('left');
+      const store = n.type === 'augmented_assignment' ? left : left?.type === 'subscript' ? left.childForFieldName('value') : null;
+      if (store && isDevice(store)) addOp(n, 'operator');
       continue;
     }
     if (n.type === 'binary_operator') {
@@ -569,45 +586,63 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   };
 
   const fnName = (scope: SyntaxNode) => (scope.type === 'function_definition' ? scope.childForFieldName('name')?.text ?? '' : '');
-  const debugGated = (n: SyntaxNode): boolean => {
-    if (DEBUG_NAME.test(source.path.split('/').pop() ?? '')) return true;
-    let child = n;
-    let p = n.parent;
-    while (p) {
-      if (p.type === 'if_statement' || p.type === 'elif_clause') {
-        const cond = p.childForFieldName('condition');
-        const inCond = cond && cond.startIndex <= n.startIndex && n.endIndex <= cond.endIndex;
-        const inAlt = p.type === 'if_statement' && p.childrenForFieldName('alternative').some((a) => a.id === child.id);
-        if (cond && !inCond && !inAlt && DEBUG_COND.test(cond.text)) return true;
+  /**
+   * `result(n)` = some ancestor edge (parent, child) on the path to the root satisfies `edge`.
+   * Memoized by node id, so asking for every node of a 500-deep nest stays linear.
+   */
+  const climbMemo = (edge: (p: SyntaxNode, child: SyntaxNode) => boolean) => {
+    const memo = new Map<number, boolean>();
+    return (n: SyntaxNode): boolean => {
+      const chain: SyntaxNode[] = [];
+      let cur: SyntaxNode | null = n;
+      let result = false;
+      while (cur) {
+        const hit = memo.get(cur.id);
+        if (hit !== undefined) {
+          result = hit;
+          break;
+        }
+        const p: SyntaxNode | null = cur.parent;
+        if (!p) break;
+        chain.push(cur);
+        if (edge(p, cur)) {
+          result = true;
+          break;
+        }
+        cur = p;
       }
-      if (p.type === 'function_definition' && DEBUG_NAME.test(fnName(p))) return true;
-      child = p;
-      p = p.parent;
-    }
-    return false;
+      // Nodes below a hit inherit it; nodes below a miss inherit the ancestor's answer.
+      for (const c of chain) memo.set(c.id, result);
+      return result;
+    };
   };
 
-  const inCpuFallback = (n: SyntaxNode): boolean => {
-    let child = n;
-    let p = n.parent;
-    while (p) {
-      if (p.type === 'if_statement' || p.type === 'elif_clause') {
-        const cond = p.childForFieldName('condition');
-        const condText = cond?.text ?? '';
-        const inAlt = p.type === 'if_statement' && p.childrenForFieldName('alternative').some((a) => a.id === child.id && a.type === 'else_clause');
-        const inCons = p.childForFieldName('consequence')?.id === child.id;
-        const negated = /^\s*not\b/.test(condText);
-        if (inCons && (CPU_COND.test(condText) || (negated && GPU_COND.test(condText)))) return true;
-        if (inAlt && GPU_COND.test(condText) && !negated && !CPU_COND.test(condText)) return true;
-      }
-      if (p.type === 'except_clause' && /ImportError|ModuleNotFoundError|CUDARuntimeError|cuda/i.test(p.text.split('\n')[0])) return true;
-      // `copy_to_host` / `ring_lengths_to_host` are the GPU path's final read, not a host implementation.
-      if (p.type === 'function_definition' && /(^|_)(cpu|fallback|numpy|host)(_|$)/i.test(fnName(p)) && !/(^|_)(to|from)_host(_|$)/i.test(fnName(p))) return true;
-      child = p;
-      p = p.parent;
+  const debugFile = DEBUG_NAME.test(source.path.split('/').pop() ?? '');
+  const debugEdge = climbMemo((p, child) => {
+    if (p.type === 'if_statement' || p.type === 'elif_clause') {
+      const cond = p.childForFieldName('condition');
+      const inCond = cond?.id === child.id;
+      const inAlt = p.type === 'if_statement' && (child.type === 'else_clause' || child.type === 'elif_clause');
+      if (cond && !inCond && !inAlt && DEBUG_COND.test(cond.text)) return true;
     }
-    return false;
-  };
+    return p.type === 'function_definition' && DEBUG_NAME.test(fnName(p));
+  });
+  const debugGated = (n: SyntaxNode): boolean => debugFile || debugEdge(n);
+
+  const inCpuFallback = climbMemo((p, child) => {
+    if (p.type === 'if_statement' || p.type === 'elif_clause') {
+      const cond = p.childForFieldName('condition');
+      const condText = cond?.text ?? '';
+      const inAlt = p.type === 'if_statement' && child.type === 'else_clause';
+      const inCons = p.childForFieldName('consequence')?.id === child.id;
+      const negated = /^\s*not\b/.test(condText);
+      if (inCons && (CPU_COND.test(condText) || (negated && GPU_COND.test(condText)))) return true;
+      if (inAlt && GPU_COND.test(condText) && !negated && !CPU_COND.test(condText)) return true;
+    }
+    if (p.type === 'except_clause' && /ImportError|ModuleNotFoundError|CUDARuntimeError|cuda/i.test(p.text.split('\n')[0])) return true;
+    // `copy_to_host` / `ring_lengths_to_host` are the GPU path's final read, not a host implementation.
+    return p.type === 'function_definition' && /(^|_)(cpu|fallback|numpy|host)(_|$)/i.test(fnName(p)) && !/(^|_)(to|from)_host(_|$)/i.test(fnName(p));
+  });
 
   const cachedFn = (scope: SyntaxNode) =>
     scope.parent?.type === 'decorated_definition' && /@(functools\.)?(lru_)?cache\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
