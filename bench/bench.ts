@@ -129,7 +129,7 @@ function loadTexts(c: Corpus): Loaded[] {
 const bytesOf = (fs: Loaded[]) => fs.reduce((a, f) => a + f.bytes, 0);
 
 /** One unified diff in which every file is added. */
-export function addedFilesDiff(files: Array<{ path: string; text: string }>): string {
+function addedFilesDiff(files: Array<{ path: string; text: string }>): string {
   const parts: string[] = [];
   for (const f of files) {
     const lines = f.text.split('\n');
@@ -397,7 +397,8 @@ async function main(): Promise<void> {
     stages,
     wallSeconds: (performance.now() - tStart) / 1000,
   });
-  const out = path.join(corpus.root, 'results.json');
+  // Partial runs (--only, as profile.js does) must not overwrite the full results.
+  const out = path.join(corpus.root, ONLY ? `results-${ONLY}.json` : 'results.json');
   writeFileSync(out, JSON.stringify(results, null, 2));
   console.log(`results → ${path.relative(process.cwd(), out)} (total ${((performance.now() - tStart) / 1000).toFixed(1)} s)`);
 }

@@ -2,7 +2,7 @@ import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
-import { TEST_OR_BENCH_PATH } from './python.js';
+import { memoized, TEST_OR_BENCH_PATH } from './python.js';
 import { calleePath, lastName, matchesVocab } from './syntax.js';
 
 /**
@@ -82,8 +82,9 @@ const DEBUG_COND = /\bDEBUG\b|\bdebug\b|\bVERBOSE\b|\bverbose\b|_DEBUG\b|\bdebug
 
 export const cudaModel: Analysis<CudaModel> = {
   name: 'cuda-model',
-  compute: (source, config) => buildCudaModel(source, config),
+  compute: (source, config) => memoized(cudaMemo, source, config, buildCudaModel),
 };
+const cudaMemo = new WeakMap<Source, { config: ResolvedConfig; value: CudaModel }>();
 
 function qualifierTokens(fn: SyntaxNode): Set<string> {
   const out = new Set<string>();
@@ -144,7 +145,15 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   }
   const kernels = new Map(functions.filter((f) => f.isKernel).map((f) => [f.name, f]));
 
+  // Walking parents crosses into native code per step; checks ask about the same nodes repeatedly.
+  const fnMemo = new Map<number, CudaFunction | null>();
   const functionOf = (n: SyntaxNode): CudaFunction | null => {
+    const id = n.id;
+    let hit = fnMemo.get(id);
+    if (hit === undefined) fnMemo.set(id, (hit = functionOfUncached(n)));
+    return hit;
+  };
+  const functionOfUncached = (n: SyntaxNode): CudaFunction | null => {
     let p: SyntaxNode | null = n.parent;
     while (p) {
       if (p.type === 'function_definition') return fnById.get(p.id) ?? null;
@@ -250,11 +259,18 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     if (config.setupFunctions.test(f.name) || !f.node.childForFieldName('type')) return false;
     if (loopOf(n)) return true;
     if (config.hotPathFunctions.test(f.name)) return true;
-    let starts = opStarts.get(f.node.id);
-    if (!starts) {
-      starts = [...gpuOpIds].length ? launches.concat().map((l) => l.node).concat(calls.filter((c) => gpuOpIds.has(c.node.id)).map((c) => c.node)).filter((x) => functionOf(x)?.node.id === f.node.id).map((x) => x.startIndex) : [];
-      opStarts.set(f.node.id, starts);
+    if (!opStarts.size) {
+      // GPU-op positions grouped by function once (per-function rescans are quadratic in large files).
+      opStarts.set(-1, []);
+      for (const x of launches.map((l) => l.node).concat(calls.filter((c) => gpuOpIds.has(c.node.id)).map((c) => c.node))) {
+        const id = functionOf(x)?.node.id;
+        if (id === undefined) continue;
+        const list = opStarts.get(id) ?? [];
+        list.push(x.startIndex);
+        opStarts.set(id, list);
+      }
     }
+    const starts = opStarts.get(f.node.id) ?? [];
     return starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
   };
 

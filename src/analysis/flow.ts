@@ -150,3 +150,35 @@ export function onEveryPath(s: SyntaxNode, a: SyntaxNode, b: SyntaxNode): boolea
   if (s.endIndex <= b.startIndex) return dominatesB(body);
   return false;
 }
+
+/**
+ * The class a host function belongs to: the enclosing Python `class` or C++ `class`/`struct`, or for an
+ * out-of-line C++ member (`Workspace::~Workspace()`) the class of that name in the same file.
+ */
+export function enclosingClass(n: SyntaxNode): SyntaxNode | null {
+  const py = isPython(n);
+  for (let p = n.parent; p; p = p.parent) {
+    if (py ? p.type === 'class_definition' : p.type === 'class_specifier' || p.type === 'struct_specifier') return p;
+  }
+  if (py) return null;
+  let fn: SyntaxNode | null = n.type === 'function_definition' ? n : hostFunctionOf(n);
+  while (fn && fn.type !== 'function_definition') fn = hostFunctionOf(fn);
+  let d = fn?.childForFieldName('declarator') ?? null;
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  const name = d?.childForFieldName('declarator');
+  const scope = name?.type === 'qualified_identifier' ? name.childForFieldName('scope')?.text : undefined;
+  if (!scope) return null;
+  let root = n;
+  while (root.parent) root = root.parent;
+  return root.descendantsOfType(['class_specifier', 'struct_specifier']).find((c) => c.childForFieldName('name')?.text === scope && c.childForFieldName('body')) ?? null;
+}
+
+/** Name of a host function (Python `def` name, C++ declarator name without its class qualifier). */
+export function functionName(fn: SyntaxNode): string {
+  if (fn.type !== 'function_definition') return '';
+  const py = fn.childForFieldName('name');
+  if (py && isPython(fn)) return py.text;
+  let d = fn.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  return d?.childForFieldName('declarator')?.text.split('::').pop() ?? '';
+}

@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '../engine/types.js';
-import { calleePath, unparen } from './syntax.js';
+import { calleePath, contains, unparen } from './syntax.js';
 
 /**
  * Code that runs once (or only when a cached resource must grow) even though it sits in a loop or a
@@ -35,10 +35,6 @@ export function onceGuarded(n: SyntaxNode): boolean {
     p = p.parent;
   }
   return false;
-}
-
-function contains(a: SyntaxNode, b: SyntaxNode): boolean {
-  return a.startIndex <= b.startIndex && b.endIndex <= a.endIndex;
 }
 
 function conditionOf(ifNode: SyntaxNode): SyntaxNode | null {

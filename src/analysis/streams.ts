@@ -3,6 +3,7 @@ import type { SyntaxNode } from '../engine/types.js';
 import { cudaModel, type CudaModel } from './cuda.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import { pythonModel, type PyModel } from './python.js';
+import { enclosingClass, hostFunctionOf, onEveryPath, unconditionalWithin } from './flow.js';
 import { calleePath, contains, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
 
 /**
@@ -116,7 +117,8 @@ export const streamFacts: Analysis<StreamFacts> = {
       for (const call of calls) {
         const fn = call.childForFieldName('function');
         const path = calleePath(fn);
-        const name = lastName(path) ?? '';
+        // `events[i].synchronize()`: a subscripted receiver has no dotted path, but the method name counts.
+        const name = lastName(path) ?? (fn?.type === 'attribute' ? (fn.childForFieldName('attribute')?.text ?? '') : '');
         const args = pyArgs(call);
         if (name === 'synchronize' || matchesVocab(path, vocab.sync_calls)) {
           const obj = fn?.type === 'attribute' ? unparen(fn.childForFieldName('object')) : null;
@@ -147,7 +149,8 @@ export const streamFacts: Analysis<StreamFacts> = {
           const explicit = args.positional[0] ?? args.keywords.get('stream') ?? null;
           if (obj && !eventNames.has(obj.text) && (pyIsStreamExpr(obj, streamNames) || /get_current_stream\(\s*\)$/.test(obj.text))) {
             // `e = s.record()`: CuPy's Stream.record returns a new event recorded on `s`.
-            const ev = pyBoundName(call) ?? pyArgs(call).keywords.get('event')?.text ?? '';
+            // Unbound (`s2.wait_event(s1.record())`): the call text itself names the event.
+            const ev = pyBoundName(call) ?? pyArgs(call).keywords.get('event')?.text ?? call.text;
             if (ev) eventNames.add(ev);
             facts.eventRecords.push({ node: call, event: ev, stream: pyStreamOf(obj.text, call, streamNames) });
           } else {
@@ -161,7 +164,11 @@ export const streamFacts: Analysis<StreamFacts> = {
           facts.eventWaits.push({ node: call, stream: streamText(args.positional[0] ?? null), event: args.positional[1]?.text ?? '' });
         }
         const d2h = pyAsyncD2H(call, m, vocab, streamNames);
-        if (d2h) facts.asyncD2H.push(d2h);
+        if (d2h) {
+          facts.asyncD2H.push(d2h);
+          facts.uses.push({ node: call, stream: d2h.stream, kind: 'copy' });
+          continue;
+        }
         const at = PY_STREAM_ARG[name];
         const streamArg = args.keywords.get('stream') ?? args.keywords.get('hStream') ?? (at !== undefined && /^(cuda|cu[A-Z]|mallocAsync|freeAsync|memcpyAsync|memsetAsync)/.test(name) ? args.positional[at] : undefined);
         const kind: StreamUse['kind'] = /[Ll]aunch/.test(path ?? '') ? 'launch' : /[Cc]opy|[Mm]emcpy/.test(path ?? '') ? 'copy' : /[Mm]emset/.test(path ?? '') ? 'memset' : /[Mm]alloc|AllocAsync|AllocFromPool/.test(name) ? 'alloc' : /[Ff]ree/.test(name) ? 'free' : 'other';
@@ -177,7 +184,8 @@ export const streamFacts: Analysis<StreamFacts> = {
       }
       facts.polls.sort((a, b) => a.node.startIndex - b.node.startIndex);
       // `e.synchronize()` on an event object is an event sync, whatever the receiver is called.
-      for (const s of facts.syncs) if (s.scope === 'stream' && s.target && eventNames.has(s.target)) s.scope = 'event';
+      const eventBases = new Set([...eventNames].map((e) => e.replace(/\s+/g, '').replace(/\[.*\]$/, '')));
+      for (const s of facts.syncs) if (s.scope === 'stream' && s.target && eventBases.has(s.target.replace(/\s+/g, '').replace(/\[.*\]$/, ''))) s.scope = 'event';
       facts.uses.sort((a, b) => a.node.startIndex - b.node.startIndex);
       return facts;
     }
@@ -249,7 +257,7 @@ export function pyBoundName(call: SyntaxNode): string | null {
       const last = left.namedChildren[left.namedChildren.length - 1];
       return last && (last.type === 'identifier' || last.type === 'attribute') ? last.text : null;
     }
-    return left.type === 'identifier' || left.type === 'attribute' ? left.text : null;
+    return left.type === 'identifier' || left.type === 'attribute' || left.type === 'subscript' ? left.text : null;
   }
   if (parent?.type === 'as_pattern') return parent.childForFieldName('alias')?.namedChildren[0]?.text ?? null;
   return null;
@@ -425,10 +433,40 @@ function cppAsyncD2H(call: SyntaxNode, name: string, args: SyntaxNode[], streamA
  * stream could reorder it against work on another stream.
  */
 export function soleStreamOf(facts: StreamFacts, m: CudaModel, fn: SyntaxNode): string | null {
+  let byFn = usesByFunction.get(facts);
+  if (!byFn) {
+    usesByFunction.set(facts, (byFn = new Map()));
+    for (const u of facts.uses) {
+      const f = m.functionOf(u.node)?.node.id;
+      if (f === undefined) continue;
+      const list = byFn.get(f) ?? [];
+      list.push(u);
+      byFn.set(f, list);
+    }
+  }
   const streams = new Set<string | null>();
-  for (const u of facts.uses) if (m.functionOf(u.node)?.node.id === fn.id) streams.add(u.stream === null ? null : u.stream.replace(/\s+/g, ''));
+  for (const u of byFn.get(fn.id) ?? []) streams.add(u.stream === null ? null : u.stream.replace(/\s+/g, ''));
   if (streams.size !== 1 || streams.has(null)) return null;
   return [...streams][0];
+}
+
+const usesByFunction = new WeakMap<StreamFacts, Map<number, StreamUse[]>>();
+const opsByFunction = new WeakMap<CudaModel, Map<number, { launches: CudaModel['launches']; calls: CudaModel['calls'] }>>();
+function opsOf(m: CudaModel, fn: SyntaxNode): { launches: CudaModel['launches']; calls: CudaModel['calls'] } {
+  let byFn = opsByFunction.get(m);
+  if (!byFn) {
+    opsByFunction.set(m, (byFn = new Map()));
+    const slot = (n: SyntaxNode) => {
+      const f = m.functionOf(n)?.node.id;
+      if (f === undefined) return null;
+      let e = byFn!.get(f);
+      if (!e) byFn!.set(f, (e = { launches: [], calls: [] }));
+      return e;
+    };
+    for (const l of m.launches) slot(l.node)?.launches.push(l);
+    for (const c of m.calls) slot(c.node)?.calls.push(c);
+  }
+  return byFn.get(fn.id) ?? { launches: [], calls: [] };
 }
 
 const CASTS = /^(static_cast|reinterpret_cast|const_cast|dynamic_cast|thrust::raw_pointer_cast|raw_pointer_cast|std::addressof|sizeof)$/;
@@ -438,27 +476,307 @@ const CASTS = /^(static_cast|reinterpret_cast|const_cast|dynamic_cast|thrust::ra
  * in `except`) also takes `stream` (as its launch stream, an argument, or a `par.on(stream)`
  * policy), and at least one does. Casts are looked through.
  */
-export function bufferUsedOnlyOnStream(m: CudaModel, fn: SyntaxNode, name: string, stream: string, except: ReadonlySet<number>): boolean {
-  const exceptNodes = m.calls.filter((c) => except.has(c.node.id)).map((c) => c.node);
+export function bufferUsedOnlyOnStream(m: CudaModel, fn: SyntaxNode, name: string, stream: string, except: ReadonlySet<number> | readonly SyntaxNode[]): boolean {
+  // The excepted calls, as nodes (callers pass the nodes, or the ids of calls in `m.calls`).
+  const exceptNodes = Array.isArray(except) ? (except as readonly SyntaxNode[]) : m.calls.filter((c) => (except as ReadonlySet<number>).has(c.node.id)).map((c) => c.node);
+  const exceptIds = new Set(exceptNodes.map((e) => e.id));
   // `CUDA_CHECK(cudaMalloc(&p, n))`: a mention inside an excepted call belongs to it, not to the wrapper.
   const mentions = (n: SyntaxNode) =>
     [n, ...n.descendantsOfType('identifier')].some((i) => i.type === 'identifier' && i.text === name && !exceptNodes.some((e) => e.startIndex <= i.startIndex && i.endIndex <= e.endIndex));
   const onStream = (args: SyntaxNode[]) => args.some((a) => a.text.replace(/\s+/g, '') === stream || new RegExp(`\\.on\\(\\s*${stream.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\)`).test(a.text));
-  const inExcepted = (n: SyntaxNode) => m.calls.some((c) => except.has(c.node.id) && c.node.startIndex <= n.startIndex && n.endIndex <= c.node.endIndex);
+  const inExcepted = (n: SyntaxNode) => exceptNodes.some((e) => e.startIndex <= n.startIndex && n.endIndex <= e.endIndex);
+  const ops = opsOf(m, fn);
   let used = 0;
-  for (const l of m.launches) {
-    if (m.functionOf(l.node)?.node.id !== fn.id || !l.args.some(mentions)) continue;
+  for (const l of ops.launches) {
+    if (!l.args.some(mentions)) continue;
     if ((streamText(l.stream) ?? '').replace(/\s+/g, '') !== stream) return false;
     used++;
   }
-  const launchIds = new Set(m.launches.map((l) => l.node.id));
-  for (const c of m.calls) {
-    if (launchIds.has(c.node.id) || except.has(c.node.id) || CASTS.test(c.path) || m.functionOf(c.node)?.node.id !== fn.id) continue;
-    if (inExcepted(c.node) || !c.args.some(mentions)) continue;
+  const launchIds = new Set(ops.launches.map((l) => l.node.id));
+  for (const c of ops.calls) {
+    if (launchIds.has(c.node.id) || exceptIds.has(c.node.id) || CASTS.test(c.path)) continue;
+    if (!c.args.some(mentions) || inExcepted(c.node)) continue;
     // A call nested in a launch's arguments is part of that launch.
-    if (m.launches.some((l) => l.node.id !== c.node.id && l.node.startIndex <= c.node.startIndex && c.node.endIndex <= l.node.endIndex)) continue;
+    if (ops.launches.some((l) => l.node.id !== c.node.id && l.node.startIndex <= c.node.startIndex && c.node.endIndex <= l.node.endIndex)) continue;
     if (!onStream(c.args)) return false;
     used++;
   }
   return used > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HOST_READ (catalog §1.4): host code reading a buffer's contents.
+
+export type HostAccess = 'read' | 'write' | 'rebind' | 'device' | 'none';
+
+const PY_NO_READ_CALLS = new Set(['len', 'id', 'isinstance', 'type', 'hasattr', 'callable', 'weakref.ref', 'ref']);
+// Storing the buffer in a container hands it on for later; nothing is read yet.
+const STORE_METHODS = new Set(['append', 'extend', 'put', 'put_nowait', 'insert', 'add', 'appendleft', 'setdefault', 'submit']);
+const PY_ARRAY_METADATA = new Set(['shape', 'dtype', 'size', 'nbytes', 'ndim', 'strides', 'itemsize', 'ctypes', 'flags', 'base', '__array_interface__', '__cuda_array_interface__']);
+
+/** The normalized key of a host buffer expression: `this->h_` and `h_` are the same buffer. */
+export function bufferKey(text: string): string {
+  return text.replace(/\s+/g, '').replace(/^this->/, '').replace(/^self\./, 'self.');
+}
+
+/** Occurrences of buffer `key` inside `scope` (identifiers, `self.x` / `buf.host` / `this->h_` expressions). */
+export function bufferOccurrences(scope: SyntaxNode, key: string): SyntaxNode[] {
+  const dotted = key.includes('.') || key.includes('->');
+  const types = dotted ? ['attribute', 'field_expression'] : ['identifier'];
+  return scope.descendantsOfType(types).filter((n) => bufferKey(n.text) === key && !(n.parent?.type === 'attribute' && n.parent.childForFieldName('attribute')?.id === n.id));
+}
+
+/**
+ * How the Python host code at occurrence `occ` of a buffer uses it: reads its contents (subscript,
+ * iteration, arithmetic, `print`, passing it to host code), writes it (`h[0] = 0`, `out=h`), rebinds
+ * the name, hands it to a stream-ordered GPU call (`device`), or touches only metadata (`none`).
+ */
+export function pyHostAccess(occ: SyntaxNode, m: PyModel, vocab: ResolvedConfig['vocab']): HostAccess {
+  let cur = occ;
+  let p = occ.parent;
+  // Views of the buffer read the same memory: `h[1:]`, `h.T`, `h.reshape(...)` are the buffer too.
+  while (p) {
+    // `(stream, h)` / `[h_a, h_b]`: the container is used, not yet the buffer's contents.
+    if (p.type === 'parenthesized_expression' || p.type === 'tuple' || p.type === 'list') {
+      cur = p;
+      p = p.parent;
+      continue;
+    }
+    if (p.type === 'attribute' && p.childForFieldName('object')?.id === cur.id) {
+      const attr = p.childForFieldName('attribute')?.text ?? '';
+      if (PY_ARRAY_METADATA.has(attr)) return 'none';
+      const call = p.parent?.type === 'call' && p.parent.childForFieldName('function')?.id === p.id ? p.parent : null;
+      if (!call) {
+        if (attr === 'T' || attr === 'real' || attr === 'imag' || attr === 'flat') {
+          cur = p;
+          p = p.parent;
+          continue;
+        }
+        return 'read';
+      }
+      if (attr === 'fill') return 'write';
+      if (/^(view|reshape|ravel|transpose|squeeze)$/.test(attr)) {
+        cur = call;
+        p = call.parent;
+        continue;
+      }
+      return 'read';
+    }
+    if (p.type === 'subscript' && p.childForFieldName('value')?.id === cur.id) {
+      const q = p.parent;
+      if (q?.type === 'assignment' && q.childForFieldName('left')?.id === p.id) return 'write';
+      if (q?.type === 'pattern_list' && q.parent?.type === 'assignment' && q.parent.childForFieldName('left')?.id === q.id) return 'write';
+      if (q?.type === 'subscript' || q?.type === 'attribute') {
+        cur = p;
+        p = q;
+        continue;
+      }
+      cur = p;
+      p = q;
+      // `h[0]` as an argument or operand reads the element; fall through with the element as the occurrence.
+      if (!p || ['argument_list', 'keyword_argument', 'return_statement', 'expression_list'].includes(p.type)) return 'read';
+      break;
+    }
+    break;
+  }
+  if (!p) return 'none';
+  const isElement = cur.type === 'subscript';
+  switch (p.type) {
+    case 'assignment':
+      if (p.childForFieldName('left')?.id === cur.id) return 'rebind';
+      return isElement ? 'read' : 'none'; // `g = h` aliases the buffer; the alias is not followed
+    case 'augmented_assignment':
+      return 'read';
+    case 'pattern_list':
+    case 'tuple_pattern':
+      return p.parent?.type === 'assignment' && p.parent.childForFieldName('left')?.id === p.id ? 'rebind' : 'read';
+    case 'for_statement':
+    case 'for_in_clause': {
+      const left = p.childForFieldName('left');
+      return left && contains(left, cur) ? 'rebind' : 'read';
+    }
+    case 'return_statement':
+    case 'yield':
+    case 'delete_statement':
+    case 'global_statement':
+    case 'nonlocal_statement':
+      return 'none';
+    case 'comparison_operator':
+      return p.children.some((c) => c.type === 'is' || c.type === 'is not') ? 'none' : 'read';
+    case 'keyword_argument': {
+      if (p.childForFieldName('name')?.text === 'out') return 'write';
+      const call = p.parent?.parent;
+      return call?.type === 'call' ? pyCallAccess(call, cur, m, vocab) : 'read';
+    }
+    case 'argument_list': {
+      const call = p.parent;
+      return call?.type === 'call' ? pyCallAccess(call, cur, m, vocab) : 'read';
+    }
+    default:
+      return 'read';
+  }
+}
+
+function pyCallAccess(call: SyntaxNode, arg: SyntaxNode, m: PyModel, vocab: ResolvedConfig['vocab']): HostAccess {
+  const fn = call.childForFieldName('function');
+  const path = calleePath(fn) ?? '';
+  const name = lastName(path) ?? '';
+  if (PY_NO_READ_CALLS.has(path)) return 'none';
+  if (fn?.type === 'attribute' && STORE_METHODS.has(name)) return 'none';
+  if (/^(np|numpy)\.copyto$/.test(path) && pyArgs(call).positional[0]?.id === arg.id) return 'write';
+  const streamOrdered = [vocab.launch_calls, vocab.d2h_async_calls, vocab.h2d_calls, vocab.memcpy_calls].some((v) => matchesVocab(path, v)) || /Async$|_async$/.test(name);
+  if (streamOrdered || m.isGpuOpNode(call)) return 'device';
+  return 'read';
+}
+
+const CPP_NO_READ_METHODS = /^(size|capacity|empty|data|get|resize|reserve|clear|length|max_size|shrink_to_fit|swap)$/;
+const CPP_WRITE_CALLS = /^(memset|std::memset|std::fill|std::fill_n|fill|fill_n)$/;
+
+/** How C++ host code at occurrence `occ` of a host buffer uses it (see `pyHostAccess`). */
+export function cppHostAccess(occ: SyntaxNode): HostAccess {
+  let cur = occ;
+  let p = occ.parent;
+  while (p && (p.type === 'parenthesized_expression' || p.type === 'cast_expression' || (p.type === 'binary_expression' && /^[+-]$/.test(p.childForFieldName('operator')?.type ?? '') && p.childForFieldName('left')?.id === cur.id))) {
+    cur = p;
+    p = p.parent;
+  }
+  if (!p) return 'none';
+  // `h[i]`, `*h`, `h->x`: an element access; a plain `=` to it is a write, anything else reads it.
+  const element =
+    (p.type === 'subscript_expression' && p.childForFieldName('argument')?.id === cur.id) ||
+    (p.type === 'pointer_expression' && p.child(0)?.type === '*') ||
+    (p.type === 'field_expression' && p.childForFieldName('argument')?.id === cur.id && p.text.slice(cur.endIndex - p.startIndex).trimStart().startsWith('->') && !(p.parent?.type === 'call_expression' && p.parent.childForFieldName('function')?.id === p.id));
+  if (element) {
+    const q = p.parent;
+    if (q?.type === 'pointer_expression' && q.child(0)?.type === '&') return 'none';
+    if (q?.type === 'assignment_expression' && q.childForFieldName('left')?.id === p.id) return q.childForFieldName('operator')?.type === '=' ? 'write' : 'read';
+    return 'read';
+  }
+  if (p.type === 'pointer_expression') return 'none'; // `&h`
+  if (p.type === 'field_expression' && p.childForFieldName('argument')?.id === cur.id) {
+    const call = p.parent?.type === 'call_expression' && p.parent.childForFieldName('function')?.id === p.id ? p.parent : null;
+    const field = p.childForFieldName('field')?.text ?? '';
+    if (call && CPP_NO_READ_METHODS.test(field)) return field === 'data' || field === 'get' ? cppHostAccess(call) : 'none';
+    if (call && /^(assign|fill)$/.test(field)) return 'write';
+    return 'read';
+  }
+  switch (p.type) {
+    case 'assignment_expression':
+      if (p.childForFieldName('left')?.id === cur.id) return 'rebind';
+      return 'none';
+    case 'init_declarator': {
+      const decl = p.childForFieldName('declarator');
+      // `float* p = h;` / `auto& r = hv;` alias the buffer; `auto copy = hv;` reads it.
+      return decl && (decl.type === 'pointer_declarator' || decl.type === 'reference_declarator') ? 'none' : 'read';
+    }
+    case 'for_range_loop':
+      return p.childForFieldName('right')?.id === cur.id ? 'read' : 'none';
+    case 'return_statement':
+    case 'sizeof_expression':
+    case 'delete_expression':
+    case 'condition_clause':
+    case 'unary_expression':
+      return 'none';
+    case 'binary_expression':
+      return /^(==|!=|&&|\|\|)$/.test(p.childForFieldName('operator')?.type ?? '') ? 'none' : 'read';
+    case 'argument_list': {
+      const call = p.parent;
+      if (call?.type !== 'call_expression') return 'read';
+      if (call.namedChildren.some((c) => c.type === 'kernel_call_syntax')) return 'device';
+      const path = calleePath(call.childForFieldName('function')) ?? '';
+      const name = lastName(path) ?? path;
+      if (/^(cuda|cu[A-Z]|nvtx|cub::|thrust::cuda)/.test(path) || /^(free|cudaFreeHost|std::free|operator delete)$/.test(name)) return 'device';
+      const first = p.namedChildren[0]?.id === cur.id;
+      if (CPP_WRITE_CALLS.test(path) && first) return 'write';
+      if (/^(memcpy|std::memcpy|memmove|std::copy|std::copy_n)$/.test(path)) return first && /memcpy|memmove/.test(path) ? 'write' : 'read';
+      if (CPP_CAST_CALL.test(path)) return cppHostAccess(call);
+      // An all-caps wrapper (`CUDA_CHECK(cudaFree(h))`) passes the call through.
+      return 'read';
+    }
+    default:
+      return 'read';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host synchronization between two points.
+
+/** Text of a stream or event for comparison: whitespace dropped, `this->` and subscripts' index kept. */
+export function streamKey(t: string | null): string | null {
+  return t === null ? null : t.replace(/\s+/g, '').replace(/^this->/, '');
+}
+
+const eventBase = (t: string) => streamKey(t)!.replace(/\[.*\]$/, '');
+
+/**
+ * Calls of functions defined in the same source whose body synchronizes unconditionally
+ * (`def _sync(self): self.stream.synchronize()`, `void wait_all() { cudaDeviceSynchronize(); }`):
+ * calling one is a host sync too.
+ */
+export function syncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[] {
+  const python = root.type === 'module';
+  const names = new Set<string>();
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const body = fn.childForFieldName('body');
+    if (!body) continue;
+    const inner = [...facts.syncs, ...facts.polls].filter((s) => s.via !== 'cccl-default' && hostFunctionOf(s.node)?.id === fn.id && unconditionalWithin(s.node, body));
+    if (!inner.length) continue;
+    let d = python ? null : fn.childForFieldName('declarator');
+    while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+    const name = python ? fn.childForFieldName('name')?.text : d?.childForFieldName('declarator')?.text.split('::').pop();
+    if (name) names.add(name);
+  }
+  if (!names.size) return [];
+  return root.descendantsOfType(python ? 'call' : 'call_expression').filter((c) => {
+    const f = c.childForFieldName('function');
+    const name = f?.type === 'identifier' ? f.text : f?.type === 'attribute' ? f.childForFieldName('attribute')?.text : f?.type === 'field_expression' ? f.childForFieldName('field')?.text : undefined;
+    return !!name && names.has(name);
+  });
+}
+
+/**
+ * The first host synchronization that runs on every path from `a` to `b` (same function) and
+ * guarantees that work queued on `stream` before it has finished: a device-wide sync, a sync of that
+ * stream, a sync of or spin on an event recorded on that stream after `a`, or one of `extra` (helper
+ * calls, implicit syncs the caller knows about). `norm` maps a sync's target text to a stream.
+ */
+export function hostSyncBetween(
+  facts: StreamFacts,
+  a: SyntaxNode,
+  b: SyntaxNode,
+  stream: string | null,
+  norm: (text: string, at: SyntaxNode) => string | null,
+  extra: readonly SyntaxNode[] = [],
+): SyntaxNode | null {
+  const key = streamKey(stream);
+  const covers = (s: SyncPoint): boolean => {
+    if (s.scope === 'device') return true;
+    if (s.scope === 'stream') return s.target !== null ? streamKey(norm(s.target, s.node)) === key : key === null;
+    if (!s.target) return false;
+    const ev = eventBase(s.target);
+    // The event must be recorded on the stream after `a` (and before the sync) to cover `a`'s work.
+    return facts.eventRecords.some((r) => eventBase(r.event) === ev && streamKey(r.stream) === key && r.node.startIndex >= a.endIndex && r.node.endIndex <= s.node.startIndex) ||
+      facts.eventRecords.some((r) => eventBase(r.event) === ev && streamKey(r.stream) === key && onEveryPath(r.node, a, s.node));
+  };
+  const candidates: SyntaxNode[] = [...facts.syncs, ...facts.polls].filter(covers).map((s) => s.node).concat(extra);
+  candidates.sort((x, y) => x.startIndex - y.startIndex);
+  return candidates.find((s) => onEveryPath(s, a, b)) ?? null;
+}
+
+/**
+ * The declaration of the stream `name` as seen from `at`: created in the same function, else in the
+ * same class (members: `self.stream`, `stream_`), else at module scope. Names are per function, so a
+ * `s` created non-blocking in one function says nothing about a `s` parameter of another.
+ */
+export function streamDeclAt(facts: StreamFacts, name: string | null, at: SyntaxNode): StreamDecl | undefined {
+  if (name === null) return undefined;
+  const key = streamKey(name);
+  const fn = hostFunctionOf(at);
+  const same = facts.streams.filter((d) => streamKey(d.name) === key);
+  const local = same.find((d) => hostFunctionOf(d.node)?.id === fn?.id && fn !== null);
+  if (local) return local;
+  const cls = enclosingClass(at);
+  const member = cls && same.find((d) => enclosingClass(d.node)?.id === cls.id);
+  if (member) return member;
+  return same.find((d) => hostFunctionOf(d.node) === null);
 }

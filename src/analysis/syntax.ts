@@ -122,20 +122,25 @@ export function ancestor(n: SyntaxNode, types: readonly string[], stopAt: readon
   return null;
 }
 
+const commentIndex = new WeakMap<object, { lines: string[]; byRow: Map<number, SyntaxNode[]> }>();
+
 /**
  * Text of the comments that annotate a statement: on its own lines (trailing comments) and the block
  * of comment-only lines directly above it. Works for both grammars (`#` and `//` comments are `comment` nodes).
  */
 export function commentsAround(stmt: SyntaxNode): string[] {
-  let root = stmt;
-  while (root.parent) root = root.parent;
-  const lines = root.text.split('\n');
-  const byRow = new Map<number, SyntaxNode[]>();
-  for (const c of root.descendantsOfType('comment')) {
-    const list = byRow.get(c.startPosition.row) ?? [];
-    list.push(c);
-    byRow.set(c.startPosition.row, list);
+  let index = commentIndex.get(stmt.tree);
+  if (!index) {
+    const root = stmt.tree.rootNode;
+    const byRow = new Map<number, SyntaxNode[]>();
+    for (const c of root.descendantsOfType('comment')) {
+      const list = byRow.get(c.startPosition.row) ?? [];
+      list.push(c);
+      byRow.set(c.startPosition.row, list);
+    }
+    commentIndex.set(stmt.tree, (index = { lines: root.text.split('\n'), byRow }));
   }
+  const { lines, byRow } = index;
   const out: string[] = [];
   for (let r = stmt.startPosition.row; r <= stmt.endPosition.row; r++) for (const c of byRow.get(r) ?? []) if (c.startIndex >= stmt.startIndex) out.push(c.text);
   for (let r = stmt.startPosition.row - 1; r >= 0; r--) {

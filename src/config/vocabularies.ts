@@ -26,6 +26,10 @@ export const DEFAULT_VOCABULARIES = {
     'runtime.allocate', 'cudaMallocAsync', 'cudaFreeAsync', 'cudaMallocFromPoolAsync', 'cp.cuda.MemoryPool',
     'cp.cuda.MemoryAsyncPool', 'cupy.cuda.MemoryPool', 'cupy.cuda.MemoryAsyncPool',
   ],
+  /** Raw device frees: device-wide sync for `cudaMalloc` memory, none for stream-ordered memory (003 §1.4). */
+  raw_free_calls: [
+    'cudaFree', 'cuMemFree', 'cuMemFree_v2', 'cudart.cudaFree', 'driver.cuMemFree', 'cp.cuda.runtime.free', 'cupy.cuda.runtime.free',
+  ],
   /** CuPy / project calls whose result lives on the device (DEVICE taint sources, §1.4). */
   device_array_creators: [
     'empty', 'zeros', 'ones', 'full', 'arange', 'asarray', 'array', 'empty_like', 'zeros_like', 'ones_like',
@@ -183,6 +187,9 @@ export const DEFAULT_VOCABULARIES = {
   async_alloc_calls: [
     'cudaMallocAsync', 'cudaMallocFromPoolAsync', 'cuMemAllocAsync', 'cuMemAllocFromPoolAsync', 'cp.cuda.malloc_async',
     'cupy.cuda.malloc_async', 'cp.cuda.memory.malloc_async', 'cupy.cuda.memory.malloc_async',
+    // CuPy's runtime bindings return a raw pointer (catalog `sync/cudafree-of-async-allocation`).
+    'cp.cuda.runtime.mallocAsync', 'cupy.cuda.runtime.mallocAsync', 'cp.cuda.runtime.mallocFromPoolAsync',
+    'cupy.cuda.runtime.mallocFromPoolAsync',
   ],
   /**
    * Pool setup beyond the allocating calls of `pool_alloc_calls`: CuPy's default pool, CUDA mempool
@@ -192,6 +199,7 @@ export const DEFAULT_VOCABULARIES = {
     'cp.get_default_memory_pool', 'cupy.get_default_memory_pool', 'runtime.configure_pool', 'cudaDeviceGetDefaultMemPool',
     'cudaDeviceGetMemPool', 'cudaDeviceSetMemPool', 'cudaMemPoolCreate', 'cudaMemPoolSetAttribute', 'cuDeviceGetDefaultMemPool',
     'cuDeviceGetMemPool', 'cuDeviceSetMemPool', 'cuMemPoolCreate', 'cuMemPoolSetAttribute', 'cp.cuda.runtime.memPoolSetAttribute',
+    'cudaMemGetDefaultMemPool', 'cudaMemGetMemPool', 'cudaMemSetMemPool', 'cuMemGetDefaultMemPool', 'cuMemGetMemPool', 'cuMemSetMemPool',
     'cupy.cuda.runtime.memPoolSetAttribute', 'cuMemAllocAsync', 'cuMemAllocFromPoolAsync', 'cp.cuda.malloc_async',
     'cupy.cuda.malloc_async', 'rmm.reinitialize', 'rmm.mr.PoolMemoryResource', 'rmm.mr.ArenaMemoryResource',
     'rmm.mr.CudaAsyncMemoryResource', 'rmm.mr.BinningMemoryResource', 'rmm.mr.FixedSizeMemoryResource',

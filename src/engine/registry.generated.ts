@@ -9,13 +9,21 @@ import hostDeviceNumpyOnDeviceArray from '../../checks/host-device/numpy-on-devi
 import hostDevicePythonLoopOverDeviceArray from '../../checks/host-device/python-loop-over-device-array/check.js';
 import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
+import memoryAsyncPoolReleaseThreshold from '../../checks/memory/async-pool-release-threshold/check.js';
+import memoryManagedMemoryWithPool from '../../checks/memory/managed-memory-with-pool/check.js';
+import memoryPoolLimitFullVram from '../../checks/memory/pool-limit-full-vram/check.js';
 import memoryRawCudaMalloc from '../../checks/memory/raw-cuda-malloc/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
 import syncCacheConfigChangeInHotPath from '../../checks/sync/cache-config-change-in-hot-path/check.js';
 import syncCcclImplicitSynchronize from '../../checks/sync/cccl-implicit-synchronize/check.js';
+import syncCrossStreamUseWithoutEvent from '../../checks/sync/cross-stream-use-without-event/check.js';
+import syncCudafreeOfAsyncAllocation from '../../checks/sync/cudafree-of-async-allocation/check.js';
+import syncCupyOpsOutsideExternalStream from '../../checks/sync/cupy-ops-outside-external-stream/check.js';
 import syncDebugPrintDeviceArray from '../../checks/sync/debug-print-device-array/check.js';
 import syncLenViaHostCopy from '../../checks/sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from '../../checks/sync/malloc-free-in-hot-path/check.js';
+import syncMissingSyncBeforeHostRead from '../../checks/sync/missing-sync-before-host-read/check.js';
+import syncNullStreamInMultistreamCode from '../../checks/sync/null-stream-in-multistream-code/check.js';
 import syncPinnedAllocInHotPath from '../../checks/sync/pinned-alloc-in-hot-path/check.js';
 import syncRedundantStreamSync from '../../checks/sync/redundant-stream-sync/check.js';
 import syncScalarConversionOfDeviceValue from '../../checks/sync/scalar-conversion-of-device-value/check.js';
@@ -30,13 +38,21 @@ export const CHECKS: readonly CheckDef[] = [
   hostDevicePythonLoopOverDeviceArray,
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
+  memoryAsyncPoolReleaseThreshold,
+  memoryManagedMemoryWithPool,
+  memoryPoolLimitFullVram,
   memoryRawCudaMalloc,
   syncBlockingMemsetMemcpy,
   syncCacheConfigChangeInHotPath,
   syncCcclImplicitSynchronize,
+  syncCrossStreamUseWithoutEvent,
+  syncCudafreeOfAsyncAllocation,
+  syncCupyOpsOutsideExternalStream,
   syncDebugPrintDeviceArray,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,
+  syncMissingSyncBeforeHostRead,
+  syncNullStreamInMultistreamCode,
   syncPinnedAllocInHotPath,
   syncRedundantStreamSync,
   syncScalarConversionOfDeviceValue,

@@ -1,4 +1,5 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
+import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, matchesVocab } from '../../../src/analysis/syntax.js';
@@ -30,8 +31,10 @@ const isFree = (path: string) => /free/i.test(lastName(path) ?? path);
 /** Functions, methods and classes handed to an allocator hook (`set_allocator(pool.malloc)`, `PythonFunctionAllocator(f, g)`). */
 function hookedNames(ctx: CheckContext, m: PyModel): Set<string> {
   const out = new Set<string>();
-  for (const call of ctx.source.root.descendantsOfType('call')) {
-    if (!m.callMatches(call, ctx.config.vocab.allocator_hooks)) continue;
+  for (const name of mentionNodes(ctx.source, ctx.config.vocab.allocator_hooks)) {
+    const ref = pyReferenceOf(name);
+    const call = ref && pyCallOf(ref);
+    if (!call || !m.callMatches(call, ctx.config.vocab.allocator_hooks)) continue;
     for (const ref of call.childForFieldName('arguments')?.descendantsOfType(['identifier', 'attribute']) ?? []) {
       const p = calleePath(ref);
       if (!p) continue;
@@ -64,8 +67,10 @@ function checkPython(ctx: CheckContext): void {
   const m = ctx.get(pythonModel);
   const vocab = ctx.config.vocab;
   let hooked: Set<string> | null = null;
-  for (const call of ctx.source.root.descendantsOfType('call')) {
-    if (!m.callMatches(call, vocab.alloc_calls) || m.callMatches(call, vocab.array_alloc_calls)) continue;
+  for (const name of mentionNodes(ctx.source, vocab.alloc_calls)) {
+    const ref = pyReferenceOf(name);
+    const call = ref && pyCallOf(ref);
+    if (!call || !m.callMatches(call, vocab.alloc_calls) || m.callMatches(call, vocab.array_alloc_calls)) continue;
     const path = m.callPath(call) ?? '';
     if (isFree(path)) continue;
     // Hot-path calls are `sync/malloc-free-in-hot-path`'s (catalog §2.4); a lazy or grow-only
@@ -151,6 +156,7 @@ export default defineCheck({
         // One-off allocations in tests and benchmarks (catalog do-not-flag); loops there are the hot-path rule's.
         if (TEST_OR_BENCH_PATH.test(ctx.source.path)) return;
         if (ALLOCATOR_FILE.test((ctx.source.path.split('/').pop() ?? '').replace(/\.[^.]+$/, '') + '.')) return;
+        if (!mentions(ctx.source, ctx.config.vocab.alloc_calls)) return;
         if (ctx.source.language === 'cuda') checkCuda(ctx);
         else checkPython(ctx);
       },

@@ -50,7 +50,7 @@ function asyncFix(ctx: CheckContext, m: CudaModel, c: ApiCall, dir: Direction): 
   const stream = soleStreamOf(ctx.get(streamFacts), m, fn.node);
   if (!stream) return null;
   const buffers = (name === 'cudaMemset' ? [c.args[0]] : [c.args[0], c.args[1]]).map(bufferName);
-  if (buffers.some((b) => !b || !bufferUsedOnlyOnStream(m, fn.node, b, stream, new Set([c.node.id])))) return null;
+  if (buffers.some((b) => !b || !bufferUsedOnlyOnStream(m, fn.node, b, stream, [c.node]))) return null;
   const text = `${name}Async(${c.args.map((a) => a.text).join(', ')}, ${stream})`;
   const line = ctx.linesOf(c.node);
   const col = c.node.startPosition.column;
@@ -69,7 +69,6 @@ function judgment(name: string, dir: Direction): string {
 
 function checkCuda(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
-  const facts = ctx.get(streamFacts);
   const ops = [...m.launches.map((l) => l.node), ...m.calls.filter((c) => m.isGpuOp(c.node)).map((c) => c.node)];
   for (const c of m.callsMatching(ctx.config.vocab.blocking_memcpy_calls)) {
     if (m.debugGated(c.node) || onceGuarded(c.node)) continue;
@@ -81,14 +80,16 @@ function checkCuda(ctx: CheckContext): void {
     let stream = '';
     if (!m.hotPath(c.node)) {
       // A same-device copy on the legacy stream waits for every other stream: flagged wherever one is active.
-      const other = dir === 'd2d' ? facts.uses.find((u) => u.stream !== null && inFn(u.node))?.stream ?? facts.streams.find((s) => inFn(s.node))?.name : undefined;
+      const facts = dir === 'd2d' ? ctx.get(streamFacts) : null;
+      const other = facts ? facts.uses.find((u) => u.stream !== null && inFn(u.node))?.stream ?? facts.streams.find((s) => inFn(s.node))?.name : undefined;
       if (!other) continue;
       messageId = 'd2dWithStreams';
       stream = other;
     } else if (dir === 'd2h') {
       // Pipeline end: no GPU work after the copy, nor in a loop around it (the next iteration's work).
       const loops = m.loopsOf(c.node);
-      const later = ops.some((o) => inFn(o) && (o.startIndex > c.node.endIndex || loops.some((l) => l.startIndex <= o.startIndex && o.endIndex <= l.endIndex)));
+      const end = fn.node.endIndex;
+      const later = ops.some((o) => o.endIndex <= end && (o.startIndex > c.node.endIndex || loops.some((l) => l.startIndex <= o.startIndex && o.endIndex <= l.endIndex)) && inFn(o));
       if (!later) continue;
     }
     const fix = asyncFix(ctx, m, c, dir) ?? { description: judgment(c.name, dir) };
@@ -98,7 +99,6 @@ function checkCuda(ctx: CheckContext): void {
 
 function checkPython(ctx: CheckContext): void {
   const m = ctx.get(pythonModel);
-  const facts = ctx.get(streamFacts);
   for (const call of ctx.source.root.descendantsOfType('call')) {
     if (!m.callMatches(call, ctx.config.vocab.blocking_memcpy_calls)) continue;
     if (m.debugGated(call) || onceGuarded(call)) continue;
@@ -116,13 +116,16 @@ function checkPython(ctx: CheckContext): void {
     let messageId = 'blocking';
     let stream = '';
     if (!m.hotPath(call)) {
-      const other = dir === 'd2d' && scope.type === 'function_definition' ? facts.uses.find((u) => u.stream !== null && inScope(u.node))?.stream ?? facts.streams.find((s) => inScope(s.node))?.name : undefined;
+      const facts = dir === 'd2d' && scope.type === 'function_definition' ? ctx.get(streamFacts) : null;
+      const other = facts ? facts.uses.find((u) => u.stream !== null && inScope(u.node))?.stream ?? facts.streams.find((s) => inScope(s.node))?.name : undefined;
       if (!other) continue;
       messageId = 'd2dWithStreams';
       stream = other;
     } else if (dir === 'd2h') {
-      const loop = m.loopOf(call);
-      const later = m.gpuOps.some((o) => inScope(o.node) && (o.node.startIndex > call.endIndex || (loop && loop.startIndex <= o.node.startIndex && o.node.endIndex <= loop.endIndex)));
+      // The outermost loop around the copy re-runs every GPU op inside it after the copy.
+      let loop: SyntaxNode | null = null;
+      for (let l = m.loopOf(call); l; l = m.loopOf(l)) loop = l;
+      const later = m.gpuOps.some((o) => (o.node.startIndex > call.endIndex || (loop && loop.startIndex <= o.node.startIndex && o.node.endIndex <= loop.endIndex)) && inScope(o.node));
       if (!later) continue;
     }
     ctx.report({ node: call, messageId, data: { call: short(call.text), async: asyncName(name), stream }, fix: { description: judgment(name, dir) } });

@@ -54,15 +54,21 @@ export default defineCheck({
         const vocab = ctx.config.vocab;
         const root = ctx.source.root;
         const text = ctx.source.text;
-        const defaults = localDefaults(root);
         const wrappers = new Set(vocab.cccl_sync_wrappers.filter((w) => !vocab.cccl_async_wrappers.includes(w)));
+        const defaults = localDefaults(root);
+        // Cheap line filter first: a candidate call names a wrapper or passes `synchronize=` on its first line.
+        const names = [...wrappers, ...defaults.keys()].map((w) => w.replace(/\W/g, ''));
+        const hint = new RegExp(`\\b(${names.join('|') || '(?!)'})\\s*\\(|\\bsynchronize\\s*=`);
+        const rows = new Set<number>();
+        text.split('\n').forEach((l, i) => hint.test(l) && rows.add(i));
+        if (!rows.size) return;
         const norm = (s: SyntaxNode | undefined) => (!s || PY_NULL_STREAM.test(s.text) ? null : s.text);
 
         // Host buffers filled or drained by async copies, and pinned memory: a later host access to one may
         // rely on the wrapper's sync, so dropping it would be a race.
         const hostBuffers = new Map<string, number>();
         const addBuffer = (name: string, at: number) => hostBuffers.set(name, Math.min(at, hostBuffers.get(name) ?? at));
-        for (const call of root.descendantsOfType('call')) {
+        for (const call of /async|pinned/i.test(text) ? root.descendantsOfType('call') : []) {
           const p = m.callPath(call);
           if (matchesVocab(p, vocab.d2h_async_calls) || (matchesVocab(p, vocab.h2d_calls) && /async/i.test(p ?? ''))) {
             const { positional, keywords } = pyArgs(call);
@@ -78,6 +84,10 @@ export default defineCheck({
         }
 
         for (const call of root.descendantsOfType('call')) {
+          if (!rows.has(call.startPosition.row) && !rows.has(call.endPosition.row)) continue;
+          const fnNode = call.childForFieldName('function');
+          const shortName = fnNode?.type === 'identifier' ? fnNode.text : fnNode?.type === 'attribute' ? fnNode.childForFieldName('attribute')?.text : undefined;
+          if (!shortName || (!wrappers.has(shortName) && !defaults.has(shortName) && !/\bsynchronize\s*=/.test(call.text))) continue;
           const path = m.callPath(call);
           const name = lastName(path);
           if (!name || !path) continue;

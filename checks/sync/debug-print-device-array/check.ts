@@ -103,6 +103,9 @@ export default defineCheck({
           }
         }
         for (const call of ctx.source.root.descendantsOfType('call')) {
+          const fn = call.childForFieldName('function');
+          const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+          if (!/^(info|warning|warn|error|critical|exception|format)$/.test(method)) continue;
           const p = m.callPath(call);
           const { positional } = pyArgs(call);
           if (LOG_CALL.test(p ?? '')) {
@@ -112,14 +115,13 @@ export default defineCheck({
             continue;
           }
           // `"{}".format(d_x)`
-          const fn = call.childForFieldName('function');
-          if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'format' && unparen(fn.childForFieldName('object'))?.type === 'string') {
+          if (fn?.type === 'attribute' && method === 'format' && unparen(fn.childForFieldName('object'))?.type === 'string') {
             const dev = [...positional, ...pyArgs(call).keywords.values()].find((a) => m.isDevice(a));
             if (dev) viaConsumer(call, dev);
           }
         }
         // `"%d hits" % d_count`
-        for (const op of ctx.source.root.descendantsOfType('binary_operator')) {
+        for (const op of ctx.source.text.includes('%') ? ctx.source.root.descendantsOfType('binary_operator') : []) {
           if (op.childForFieldName('operator')?.text !== '%' || unparen(op.childForFieldName('left'))?.type !== 'string') continue;
           const right = unparen(op.childForFieldName('right'));
           const dev = right?.type === 'tuple' ? right.namedChildren.find((c) => m.isDevice(c)) : right && m.isDevice(right) ? right : undefined;

@@ -75,16 +75,27 @@ export default defineCheck({
           });
         };
 
-        for (const call of ctx.source.root.descendantsOfType('call')) {
+        // Cheap line filter first: only lines that take a length or a shape of something copied can match.
+        const lines = text.split('\n');
+        const lenRows = new Set<number>();
+        const shapeRows = new Set<number>();
+        lines.forEach((l, i) => {
+          if (/\blen\(/.test(l) && /\.get\(|asnumpy|tolist|copy_device_to_host|\b(list|tuple|sorted|reversed)\(/.test(l)) lenRows.add(i);
+          if (/\)\s*\.(shape|size|ndim)\b/.test(l)) shapeRows.add(i);
+        });
+        const root = ctx.source.root;
+        for (const call of lenRows.size && !shadowed ? root.descendantsOfType('call') : []) {
+          if (!lenRows.has(call.startPosition.row)) continue;
           const fn = call.childForFieldName('function');
-          if (fn?.type !== 'identifier' || fn.text !== 'len' || shadowed) continue;
+          if (fn?.type !== 'identifier' || fn.text !== 'len') continue;
           const { positional } = pyArgs(call);
           if (positional.length !== 1) continue;
           const x = copiedArray(m, positional[0], vocab.d2h_calls);
           if (x) report(call, 'len', `${arrayText(x)}.shape[0]`);
         }
         // `d_x.get().shape[0]`, `cp.asnumpy(d_x).size`: the same copy, read for metadata only.
-        for (const attr of ctx.source.root.descendantsOfType('attribute')) {
+        for (const attr of shapeRows.size ? root.descendantsOfType('attribute') : []) {
+          if (!shapeRows.has(attr.endPosition.row)) continue;
           const name = attr.childForFieldName('attribute')?.text ?? '';
           if (!['shape', 'size', 'ndim'].includes(name)) continue;
           const obj = unparen(attr.childForFieldName('object'));

@@ -44,19 +44,20 @@ function asyncFixes(ctx: CheckContext, m: CudaModel, hits: ApiCall[]): Map<numbe
   const fixes = new Map<number, FixSpec>();
   const facts = ctx.get(streamFacts);
   const single = (c: ApiCall) => c.node.startPosition.row === c.node.endPosition.row;
+  const pairable = m.calls.filter((c) => /^(::)?cudaMalloc$|^(::)?cudaFree$/.test(c.path));
   for (const mal of hits) {
     if (mal.path.replace(/^::/, '') !== 'cudaMalloc' || mal.args.length !== 2 || !single(mal)) continue;
     const ptr = outPointer(mal.args[0]);
     const fn = m.functionOf(mal.node);
     if (!ptr || !fn) continue;
-    const sameFn = (c: ApiCall) => m.functionOf(c.node)?.node.id === fn.node.id;
-    const mallocs = m.calls.filter((c) => sameFn(c) && /^(::)?cudaMalloc$/.test(c.path) && outPointer(c.args[0]) === ptr);
-    const frees = m.calls.filter((c) => sameFn(c) && /^(::)?cudaFree$/.test(c.path) && c.args.length === 1 && c.args[0].text.trim() === ptr);
+    const sameFn = (c: ApiCall) => fn.node.startIndex <= c.node.startIndex && c.node.endIndex <= fn.node.endIndex && m.functionOf(c.node)?.node.id === fn.node.id;
+    const mallocs = pairable.filter((c) => c.name === 'cudaMalloc' && sameFn(c) && outPointer(c.args[0]) === ptr);
+    const frees = pairable.filter((c) => c.name === 'cudaFree' && c.args.length === 1 && c.args[0].text.trim() === ptr && sameFn(c));
     if (mallocs.length !== 1 || frees.length !== 1) continue;
     const free = frees[0];
     if (!hits.includes(free) || !single(free)) continue;
     const stream = soleStreamOf(facts, m, fn.node);
-    if (!stream || !bufferUsedOnlyOnStream(m, fn.node, ptr, stream, new Set([mal.node.id, free.node.id]))) continue;
+    if (!stream || !bufferUsedOnlyOnStream(m, fn.node, ptr, stream, [mal.node, free.node])) continue;
     const mText = `cudaMallocAsync(${mal.args[0].text}, ${mal.args[1].text}, ${stream})`;
     const fText = `cudaFreeAsync(${ptr}, ${stream})`;
     const description = `Stream-ordered allocation on \`${stream}\`: \`${mText}\` … \`${fText}\`.`;

@@ -139,9 +139,14 @@ function python(ctx: CheckContext): void {
     return out.join('/');
   };
 
+  const isEvent = (s: SyncPoint) => s.scope === 'event' || /(^|\.|_)(ev|evt|event|events)(\d*|\[.*\])$|Event/.test(s.target ?? '');
+  const direct = facts.syncs.filter((s) => s.via !== 'cccl-default' && !isEvent(s));
+  // Every sync this rule can report is, or sits inside a helper around, one of these.
+  if (!direct.length) return;
+
   // Host buffers the device reads or writes asynchronously: async copy endpoints and pinned memory.
   const hostBuffers = new Set<string>();
-  for (const call of root.descendantsOfType('call')) {
+  for (const call of /async|pinned/i.test(ctx.source.text) ? root.descendantsOfType('call') : []) {
     const p = m.callPath(call);
     if (matchesVocab(p, vocab.d2h_async_calls) || (matchesVocab(p, vocab.h2d_calls) && /async/i.test(p ?? ''))) {
       const { positional, keywords } = pyArgs(call);
@@ -158,8 +163,6 @@ function python(ctx: CheckContext): void {
 
   // Syncs: the shared sync points (the CCCL `synchronize=` default belongs to sync/cccl-implicit-synchronize),
   // plus calls of helpers in this file whose body always synchronizes.
-  const isEvent = (s: SyncPoint) => s.scope === 'event' || /(^|\.|_)(ev|evt|event|events)(\d*|\[.*\])$|Event/.test(s.target ?? '');
-  const direct = facts.syncs.filter((s) => s.via !== 'cccl-default' && !isEvent(s));
   type PySync = { node: SyntaxNode; device: boolean; target: string | null; helper?: string };
   const syncs: PySync[] = [];
   for (const s of direct) {
@@ -169,40 +172,57 @@ function python(ctx: CheckContext): void {
     syncs.push({ node: s.node, device, target: device ? null : norm(s.target!, s.node) });
   }
   const helpers = new Map<string, string>();
+  const helperDefs: SyntaxNode[] = [];
   for (const fn of root.descendantsOfType('function_definition')) {
     const name = fn.childForFieldName('name')?.text;
     const body = fn.childForFieldName('body');
     if (!name || !body || m.gpuOps.some((o) => contains(fn, o.node))) continue;
     const inner = direct.find((s) => m.scopeOf(s.node).id === fn.id && alwaysRuns(s.node, body));
-    if (inner) helpers.set(name, quote(inner.node));
+    if (inner) {
+      helpers.set(name, quote(inner.node));
+      helperDefs.push(fn);
+    }
   }
   if (helpers.size) {
+    const seen = new Set(syncs.map((s) => s.node.id));
     for (const call of root.descendantsOfType('call')) {
       const fn = call.childForFieldName('function');
       const name = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
-      if (!name || !helpers.has(name) || root.descendantsOfType('function_definition').some((d) => d.childForFieldName('name')?.text === name && contains(d, call))) continue;
+      if (!name || !helpers.has(name) || seen.has(call.id) || helperDefs.some((d) => contains(d, call))) continue;
       syncs.push({ node: call, device: true, target: null, helper: name });
     }
   }
 
+  const opsByScope = new Map<number, SyntaxNode[]>();
+  const opsIn = (scope: SyntaxNode): SyntaxNode[] => {
+    let list = opsByScope.get(scope.id);
+    if (!list) opsByScope.set(scope.id, (list = m.gpuOps.filter((o) => m.scopeOf(o.node).id === scope.id).map((o) => o.node)));
+    return list;
+  };
+  const streamMemo = new Map<number, string | null>();
+  const streamOf = (n: SyntaxNode): string | null => {
+    if (!streamMemo.has(n.id)) streamMemo.set(n.id, opStream(n));
+    return streamMemo.get(n.id)!;
+  };
   for (const s of syncs) {
     const scope = m.scopeOf(s.node);
     if (m.debugGated(s.node) || traceGated(s.node, scope) || m.inCpuFallback(s.node)) continue;
     const stmt = pyStatement(s.node);
     if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
-    const ops: Op[] = m.gpuOps.filter((o) => m.scopeOf(o.node).id === scope.id && !contains(o.node, s.node)).map((o) => ({ node: o.node, stream: opStream(o.node) }));
-    const before = ops.filter((o) => m.flowsTo(o.node, s.node));
+    const ops = opsIn(scope).filter((o) => !contains(o, s.node));
+    const before = ops.filter((o) => o.endIndex <= s.node.startIndex && m.flowsTo(o, s.node));
     const a = before[before.length - 1];
-    const b = ops.find((o) => m.flowsTo(s.node, o.node));
-    if (!a || !b || a.stream !== b.stream) continue;
+    const b = ops.find((o) => o.startIndex >= s.node.endIndex && m.flowsTo(s.node, o));
+    if (!a || !b || streamOf(a) !== streamOf(b)) continue;
+    const sb = streamOf(b);
     // A device-wide sync after work on another stream joins the streams; that is a dependency, not waste.
-    if (s.device ? before.some((o) => o.stream !== b.stream) : s.target !== b.stream) continue;
-    if (deviceContext(a.node) !== deviceContext(b.node) || deviceContext(s.node) !== deviceContext(b.node)) continue;
-    if (pyHostTouches(s.node, a.node, b.node)) continue;
+    if (s.device ? before.some((o) => streamOf(o) !== sb) : s.target !== sb) continue;
+    if (deviceContext(a) !== deviceContext(b) || deviceContext(s.node) !== deviceContext(b)) continue;
+    if (pyHostTouches(s.node, a, b)) continue;
     ctx.report({
       node: s.node,
       messageId: s.helper ? 'helper' : 'redundant',
-      data: { code: quote(s.node), stream: streamLabel(b.stream), inner: helpers.get(s.helper ?? '') ?? '' },
+      data: { code: quote(s.node), stream: streamLabel(sb), inner: helpers.get(s.helper ?? '') ?? '' },
       fix: deletion(ctx, stmt, true),
     });
   }
@@ -220,8 +240,9 @@ function python(ctx: CheckContext): void {
       if (!after(call) || contains(call, b)) continue;
       if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.d2h_calls) || matchesVocab(p, vocab.timing_calls)) return true;
       if (/(^|\.)(free|free_all_blocks|free_all_free|release|close|write|save|savez|tofile|dump|flush)$/.test(p ?? '')) return true;
-      // Device data handed to code that is not a GPU operation (HOST_READ, catalog §1.4): it may read it on the host.
-      if (!m.isGpuOpNode(call) && m.deviceArgsOf(call).length && !isGpuApi(p)) return true;
+      // Device data handed to code that is not a GPU operation (HOST_READ, catalog §1.4): it may read it on the
+      // host, or, given a raw pointer, on a stream of its own.
+      if (!m.isGpuOpNode(call) && !isGpuApi(p) && (m.deviceArgsOf(call).length || rawPointerArg(call))) return true;
     }
     for (const n of scope.descendantsOfType(['delete_statement', 'yield', 'await'])) if (after(n)) return true;
     for (const name of hostBuffers) if (m.usesOf(name, scope).some((u) => after(u) && !contains(b, u))) return true;
@@ -230,6 +251,13 @@ function python(ctx: CheckContext): void {
       if (p.type === 'with_statement' && !contains(p, b) && withItems(p).some((e) => MEASURE_CONTEXT.test(e.text))) return true;
     }
     return false;
+  }
+
+  function rawPointerArg(call: SyntaxNode): boolean {
+    const args = call.childForFieldName('arguments');
+    if (!args) return false;
+    if (/\.data\.ptr\b|__cuda_array_interface__|__dlpack__/.test(args.text)) return true;
+    return args.descendantsOfType('call').some((c) => matchesVocab(m.callPath(c), vocab.pointer_calls));
   }
 
   function isGpuApi(p: string | null): boolean {
@@ -261,8 +289,9 @@ function cuda(ctx: CheckContext): void {
   if (cm.testOrBench) return;
   const facts = ctx.get(streamFacts);
   const vocab = ctx.config.vocab;
+  if (!facts.syncs.some((s) => s.scope !== 'event')) return;
   const streamNames = new Set(facts.streams.map((s) => s.name));
-  const fnId = (n: SyntaxNode) => cm.functionOf(n)?.node.id;
+  const touchCache = new Map<number, FnFacts>();
 
   const ops: Op[] = facts.uses.map((u) => ({ node: u.node, stream: u.stream }));
   const seen = new Set(ops.map((o) => o.node.id));
@@ -278,13 +307,15 @@ function cuda(ctx: CheckContext): void {
     if (!f || !f.isHost || cm.debugGated(s.node) || (f.body && traceGated(s.node, f.body))) continue;
     const stmt = cppStatement(s.node);
     if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
-    const mine = ops.filter((o) => fnId(o.node) === f.node.id && !contains(o.node, s.node));
+    const mine = ops.filter((o) => contains(f.node, o.node) && !contains(o.node, s.node));
     const before = mine.filter((o) => cppFlowsTo(o.node, s.node));
     const a = before[before.length - 1];
     const b = mine.find((o) => cppFlowsTo(s.node, o.node));
     if (!a || !b || a.stream !== b.stream) continue;
     if (s.scope === 'device' ? before.some((o) => o.stream !== b.stream) : s.target !== b.stream) continue;
-    if (cppHostTouches(cm, f.node, s.node, a.node, b.node, vocab.timing_calls)) continue;
+    let ff = touchCache.get(f.node.id);
+    if (!ff) touchCache.set(f.node.id, (ff = fnFacts(cm, f.node)));
+    if (cppHostTouches(cm, ff, s.node, a.node, b.node, vocab.timing_calls)) continue;
     ctx.report({
       node: s.node,
       messageId: 'redundant',
@@ -303,47 +334,62 @@ function libraryStream(args: SyntaxNode[], streamNames: Set<string>): string | n
   return null;
 }
 
-function cppHostTouches(cm: CudaModel, fn: SyntaxNode, sync: SyntaxNode, a: SyntaxNode, b: SyntaxNode, timing: readonly string[]): boolean {
-  const after = (n: SyntaxNode) => n.startIndex >= sync.endIndex && n.startIndex < b.startIndex;
-  // Pointers the host can dereference (managed, pinned, malloc) and copy destinations: a host access to one
-  // after the sync reads what the device wrote.
+interface FnFacts {
+  calls: CudaModel['calls'];
+  /** Pointers the host can dereference (managed, pinned, malloc) and async-copy host ends. */
+  hostPtrs: Set<string>;
+  /** Every pointer variable of the function. */
+  ptrs: Set<string>;
+  /** Host accesses that may read device results: subscripts, dereferences, `->`, `delete`, host_vector copies. */
+  accesses: SyntaxNode[];
+}
+
+function fnFacts(cm: CudaModel, fn: SyntaxNode): FnFacts {
+  const calls = cm.calls.filter((c) => contains(fn, c.node));
   const hostPtrs = new Set<string>();
   const ptrs = new Set<string>();
-  const baseName = (e: SyntaxNode | undefined) => e?.text.replace(/^\(\s*void\s*\*\*\s*\)\s*/, '').replace(/^&/, '').trim();
-  for (const c of cm.calls) {
-    if (!contains(fn, c.node)) continue;
+  // `(void**)&d_x`, `host_out.data()`, `h_xy + 2 * b * n`, `&last`: the variable that names the buffer.
+  const baseName = (e: SyntaxNode | undefined) => (e ? /[A-Za-z_]\w*/.exec(e.text.replace(/^\s*\([^()]*\)\s*/, ''))?.[0] : undefined);
+  for (const c of calls) {
     if (HOST_ACCESSIBLE_ALLOC.test(c.name)) {
       const n = c.name === 'malloc' ? (c.node.parent?.type === 'init_declarator' ? c.node.parent.childForFieldName('declarator')?.text.replace(/^\*+/, '') : undefined) : baseName(c.args[0]);
       if (n) hostPtrs.add(n);
     }
-    if (/^cudaMalloc/.test(c.name) && c.args[0]) ptrs.add(baseName(c.args[0])!);
-    if (/^cudaMemcpy\w*Async$/.test(c.name) && /DeviceToHost|Default/.test(c.node.text) && c.args[0]) hostPtrs.add(baseName(c.args[0])!);
+    const allocated = /^cudaMalloc/.test(c.name) ? baseName(c.args[0]) : undefined;
+    if (allocated) ptrs.add(allocated);
+    // Both ends of an async copy that touch host memory: the D2H destination and the H2D source.
+    if (/^cudaMemcpy\w*Async$/.test(c.name)) {
+      const host = /DeviceToHost/.test(c.node.text) ? c.args[0] : /HostToDevice/.test(c.node.text) ? c.args[1] : /Default/.test(c.node.text) ? c.args[0] : undefined;
+      const name = baseName(host);
+      if (name) hostPtrs.add(name);
+    }
   }
   for (const d of fn.descendantsOfType('pointer_declarator')) {
     const id = d.descendantsOfType('identifier')[0];
     if (id) ptrs.add(id.text);
   }
-  for (const c of cm.calls) {
-    if (!contains(fn, c.node)) continue;
+  const accesses = fn.descendantsOfType(['subscript_expression', 'pointer_expression', 'field_expression', 'delete_expression', 'identifier', 'declaration']).filter((n) => {
+    if (n.type === 'delete_expression') return true;
+    if (n.type === 'declaration') return /\bhost_vector\b/.test(n.text);
+    if (n.type === 'identifier') return hostPtrs.has(n.text);
+    if (n.type === 'field_expression' && !n.text.includes('->')) return false;
+    const base = n.namedChildren[0];
+    return base?.type === 'identifier' && (ptrs.has(base.text) || hostPtrs.has(base.text));
+  });
+  return { calls, hostPtrs, ptrs, accesses };
+}
+
+function cppHostTouches(cm: CudaModel, f: FnFacts, sync: SyntaxNode, a: SyntaxNode, b: SyntaxNode, timing: readonly string[]): boolean {
+  const after = (n: SyntaxNode) => n.startIndex >= sync.endIndex && n.startIndex < b.startIndex;
+  for (const c of f.calls) {
     if (c.node.startIndex > a.endIndex && c.node.startIndex < b.startIndex && /^(cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent)$/.test(c.name)) return true;
     if (!after(c.node) || contains(c.node, sync)) continue;
     if (BLOCKING_COPY.test(c.name) || FREES.test(c.name) || FILE_IO.test(c.name) || matchesVocab(c.path, timing)) return true;
     if (/^thrust::copy/.test(c.path)) return true;
     // A device pointer handed to a host library (MPI, a file writer, a checksum): it reads data the GPU produced.
-    if (!cm.isGpuOp(c.node) && !/^(cuda|cu[A-Z]|nvtx|cub::|thrust::)/.test(c.path) && c.args.some((x) => x.descendantsOfType('identifier').concat(x.type === 'identifier' ? [x] : []).some((i) => ptrs.has(i.text) || hostPtrs.has(i.text)))) return true;
+    if (!cm.isGpuOp(c.node) && !/^(cuda|cu[A-Z]|nvtx|cub::|thrust::)/.test(c.path) && c.args.some((x) => (x.type === 'identifier' ? [x] : x.descendantsOfType('identifier')).some((i) => f.ptrs.has(i.text) || f.hostPtrs.has(i.text)))) return true;
   }
-  for (const n of fn.descendantsOfType(['subscript_expression', 'pointer_expression', 'field_expression', 'delete_expression', 'identifier', 'declaration'])) {
-    if (!after(n)) continue;
-    if (n.type === 'delete_expression') return true;
-    if (n.type === 'declaration' && /\bhost_vector\b/.test(n.text)) return true;
-    if (n.type === 'identifier' && hostPtrs.has(n.text)) return true;
-    if (n.type !== 'identifier' && n.type !== 'declaration') {
-      const base = n.namedChildren[0];
-      if (n.type === 'field_expression' && !n.text.includes('->')) continue;
-      if (base?.type === 'identifier' && (ptrs.has(base.text) || hostPtrs.has(base.text))) return true;
-    }
-  }
-  return false;
+  return f.accesses.some(after);
 }
 
 export default defineCheck({
