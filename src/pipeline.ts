@@ -72,6 +72,8 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   let index = 0;
   for (const file of diff.files) {
     opts.onProgress?.(++index, diff.files.length, file.path);
+    // Trees are freed by native finalizers, which only run once the event loop turns.
+    await new Promise<void>((r) => setImmediate(r));
     const report: FileReport = { path: file.path, language: null, parseCoverage: 1, sources: [], findings: 0 };
     files.push(report);
     const skip = (reason: string) => {

@@ -77,7 +77,7 @@ const LAUNCH_APIS: Record<string, Launch['kind']> = {
   cuLaunchCooperativeKernel: 'cudaLaunchCooperativeKernel',
 };
 const ASYNC_GPU_OPS = /^(cudaMemcpy\w*Async|cudaMemset\w*Async|cudaMemPrefetchAsync|cuMemcpy\w*Async|cuMemsetD\w*Async)$/;
-const TYPE_SIZES: Record<string, number> = { char: 1, bool: 1, short: 2, int: 4, float: 4, unsigned: 4, long: 8, double: 8, half: 2, __half: 2, int2: 8, float2: 8, int4: 16, float4: 16, double2: 16, double4: 32, int64_t: 8, uint64_t: 8, int32_t: 4, uint32_t: 4, size_t: 8 };
+const TYPE_SIZES: Record<string, number> = { char: 1, 'unsigned char': 1, int8_t: 1, uint8_t: 1, bool: 1, short: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2, __nv_bfloat16: 2, int: 4, 'unsigned int': 4, float: 4, unsigned: 4, long: 8, 'long long': 8, 'unsigned long long': 8, double: 8, half: 2, __half: 2, int2: 8, float2: 8, int4: 16, float4: 16, double2: 16, double4: 32, int64_t: 8, uint64_t: 8, int32_t: 4, uint32_t: 4, size_t: 8 };
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|\bVERBOSE\b|\bverbose\b|_DEBUG\b|\bdebug_|\bNDEBUG\b/;
 
 export const cudaModel: Analysis<CudaModel> = {
@@ -186,7 +186,8 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     calls.push({ node: c, path, name, args });
     const lk = LAUNCH_APIS[name];
     if (lk) {
-      const k = args[0];
+      // cudaLaunchKernelEx(&config, kernel, args...): the kernel is the second argument.
+      const k = lk === 'cudaLaunchKernelEx' ? args[1] : args[0];
       const kname = k ? (lastName(calleePath(k.type === 'cast_expression' ? k.childForFieldName('value') : k)) ?? k.text.replace(/^\(.*?\)|[&()]/g, '').trim()) : null;
       const isDriver = lk === 'cuLaunchKernel';
       launches.push({
@@ -364,6 +365,11 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       case 'number_literal':
         v = evalText(n.text, depth);
         break;
+      case 'type_descriptor':
+        // A template argument that names a constant (`k<TILE>`) parses as a type.
+        v = n.namedChildren.length === 1 ? constValue(n.namedChildren[0], depth + 1) : null;
+        break;
+      case 'type_identifier':
       case 'identifier': {
         const mv = macros.get(n.text);
         if (mv !== undefined) v = evalText(mv, depth + 1);
@@ -388,14 +394,16 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       }
       case 'sizeof_expression': {
         const ty = n.childForFieldName('type')?.text ?? n.namedChildren[0]?.text.replace(/[()]/g, '') ?? '';
-        v = TYPE_SIZES[ty.trim()] ?? null;
+        v = TYPE_SIZES[ty.trim().replace(/\s+/g, ' ')] ?? null;
         break;
       }
       case 'cast_expression':
         v = constValue(n.childForFieldName('value'), depth + 1);
         break;
       case 'call_expression': {
-        // dim3(256) as a scalar: only the x extent.
+        // dim3(256) as a scalar: only the x extent. Any other call (`v.size()`) has no constant value,
+        // and must not reach dim3's scalar fallback, which asks constValue again.
+        if (calleePath(n.childForFieldName('function')) !== 'dim3') break;
         const d3 = dim3(n);
         v = d3 && d3[1] === 1 && d3[2] === 1 ? d3[0] : null;
         break;

@@ -117,7 +117,7 @@ export interface PyModel {
 const HOST_ANNOTATION =
   /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
 export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
-const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_/;
+const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_|_verbose\b|\bverbosity\b/;
 const DEBUG_NAME = /debug|dump|^test_/i;
 const GPU_COND = /\b(use_gpu|gpu|cuda|cupy|HAS_CUPY|HAS_GPU|has_gpu|gpu_available|on_device|device)\b|\bcp\.ndarray\b|\bxp\s+is\s+cp\b/i;
 // `isinstance(x, np.ndarray)` / `xp is np` select the host implementation in dual-backend code.
@@ -307,16 +307,29 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       }
       if (list) {
         let last: { node: SyntaxNode; value: SyntaxNode } | undefined;
-        for (const a of list) if (a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex)) last = a;
-        if (last) {
+        let inPlaceDevice = false;
+        for (const a of list) {
+          if (!(a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex))) continue;
+          // `x op= v` keeps what `x` was; it only makes a host `x` a device value when `v` is one (`total += cp.sum(d)`).
+          if (a.node.type === 'augmented_assignment') inPlaceDevice ||= isDevice(a.value);
+          else {
+            last = a;
+            inPlaceDevice = false;
+          }
+        }
+        if (inPlaceDevice) return true;
+        if (!last && list.some((a) => a.node.type === 'augmented_assignment' && a.node.startIndex < at.startIndex)) {
+          // Only updated in place so far in this scope: the binding comes from an enclosing scope, a parameter or the convention.
+        } else if (last) {
           if (last.value.type === 'assignment') return /^d_/.test(name) || undefined; // tuple unpacking: by convention only
           if (isDevice(last.value)) return true;
           // A value from a call we cannot see into (a project helper) keeps the `d_` naming convention.
           return definitelyHost(last.value) ? false : /^d_/.test(name.split('.').pop() ?? name);
         }
         // Assigned later in a loop body (loop-carried) or before the use in document order elsewhere.
-        if (scope.type === 'function_definition' && list.length && list.every((a) => a.node.startIndex > at.startIndex)) {
-          const v = list[0].value;
+        const rebinds = list.filter((a) => a.node.type !== 'augmented_assignment');
+        if (scope.type === 'function_definition' && rebinds.length && list.every((a) => a.node.startIndex > at.startIndex)) {
+          const v = rebinds[0].value;
           if (v.type !== 'assignment') return isDevice(v);
         }
       }

@@ -34,6 +34,20 @@ export interface StreamDecl {
   inLoop: boolean;
 }
 
+/**
+ * A call that creates a new stream (vocabulary `stream_create_calls`), whether or not its result is
+ * bound to a name: `[cp.cuda.Stream() for _ in range(n)]`, `pool.append(cp.cuda.Stream())` create
+ * streams too. C++ creations are the `streams` declarations.
+ */
+export interface StreamCreation {
+  node: SyntaxNode;
+  /** Name bound to the new stream (`s`, `self.s`, `streams[i]`, C++ `s` of `&s`); null when unbound. */
+  name: string | null;
+  nonBlocking: boolean;
+  /** Priority argument node, when one is passed (keyword or positional). */
+  priority: SyntaxNode | null;
+}
+
 export interface StreamUse {
   node: SyntaxNode;
   /** Stream text passed to the operation; null = default (legacy null) stream. */
@@ -44,6 +58,8 @@ export interface StreamUse {
 export interface StreamFacts {
   syncs: SyncPoint[];
   streams: StreamDecl[];
+  /** Every stream creation call, in document order (see `StreamCreation`). */
+  creations: StreamCreation[];
   uses: StreamUse[];
   /** `cudaEventRecord(e, s)` / `e.record(s)` and `cudaStreamWaitEvent(s, e)` / `s.wait_event(e)`. */
   eventRecords: Array<{ node: SyntaxNode; event: string; stream: string | null }>;
@@ -92,7 +108,7 @@ const PY_STREAM_ARG: Record<string, number> = { ...STREAM_ARG, cudaMallocAsync: 
 export const streamFacts: Analysis<StreamFacts> = {
   name: 'stream-facts',
   compute(source, config) {
-    const facts: StreamFacts = { syncs: [], streams: [], uses: [], eventRecords: [], eventWaits: [], asyncD2H: [], polls: [] };
+    const facts: StreamFacts = { syncs: [], streams: [], creations: [], uses: [], eventRecords: [], eventWaits: [], asyncD2H: [], polls: [] };
     const vocab = config.vocab;
     if (source.language === 'python') {
       const m = pythonModel.compute(source, config);
@@ -109,9 +125,15 @@ export const streamFacts: Analysis<StreamFacts> = {
           name,
           // CuPy `non_blocking=True`, cuda-python `cudaStreamNonBlocking` / `CU_STREAM_NON_BLOCKING` flags.
           nonBlocking: /non_blocking\s*=\s*True|cudaStreamNonBlocking|CU_STREAM_NON_BLOCKING/.test(call.text),
-          priority: pyArgs(call).keywords.get('priority') ?? null,
+          priority: pyStreamPriority(call),
           inLoop: m.inLoop(call),
         });
+      }
+      for (const call of calls) {
+        if (!m.callMatches(call, vocab.stream_create_calls)) continue;
+        // `Stream(null=True)` / `Stream(ptds=True)` are CuPy handles of the default streams, not new ones.
+        if (/\b(null|ptds)\s*=\s*True\b/.test(call.text)) continue;
+        facts.creations.push({ node: call, name: pyBoundName(call), nonBlocking: /non_blocking\s*=\s*True|cudaStreamNonBlocking|CU_STREAM_NON_BLOCKING/.test(call.text), priority: pyStreamPriority(call) });
       }
       const streamNames = new Set(facts.streams.map((d) => d.name));
       for (const call of calls) {
@@ -205,6 +227,7 @@ export const streamFacts: Analysis<StreamFacts> = {
           priority: /Priority/.test(n) ? (c.args[2] ?? null) : null,
           inLoop: m.loopOf(c.node) !== null,
         });
+        facts.creations.push(facts.streams[facts.streams.length - 1]);
       } else if (n === 'cudaEventRecord' || n === 'cuEventRecord') facts.eventRecords.push({ node: c.node, event: c.args[0]?.text ?? '', stream: streamText(c.args[1] ?? null) });
       else if (n === 'cudaStreamWaitEvent' || n === 'cuStreamWaitEvent') facts.eventWaits.push({ node: c.node, stream: streamText(c.args[0] ?? null), event: c.args[1]?.text ?? '' });
       else if (/^(cudaStreamQuery|cudaEventQuery|cuStreamQuery|cuEventQuery)$/.test(n)) {
@@ -246,6 +269,21 @@ export function isNullStream(t: string | null): boolean {
 /** Names that conventionally hold a stream (`stream`, `s1`, `s_copy`, `self.compute_stream`, `streams[i]`). */
 const PY_STREAM_NAME = /(^|[._])(streams?|strm)(\[.*\])?$|^(self\.)?_?(s|strm|stream)(\d+|_\w+)?(\[.*\])?$|(^|[._])(stream|strm)_\w+$/i;
 const PY_STREAM_CALL = /(^|\.)(Stream|ExternalStream|from_external|get_current_stream)$/;
+
+/**
+ * Priority argument of a Python stream creation: `priority=` (CuPy `Stream`), else the positional slot:
+ * CuPy `Stream(null, non_blocking, ptds, priority)`, cuda-python / CuPy runtime
+ * `cudaStreamCreateWithPriority(flags, priority)` (the stream is returned, not passed).
+ */
+function pyStreamPriority(call: SyntaxNode): SyntaxNode | null {
+  const { positional, keywords } = pyArgs(call);
+  const kw = keywords.get('priority');
+  if (kw) return kw;
+  const name = lastName(calleePath(call.childForFieldName('function'))) ?? '';
+  if (/^(cudaStreamCreateWithPriority|cuStreamCreateWithPriority|streamCreateWithPriority)$/.test(name)) return positional[1] ?? null;
+  if (name === 'Stream') return positional[3] ?? null;
+  return null;
+}
 
 /** The name a call's result is bound to: `s = f()`, `err, s = f()` (cuda-python returns `(err, value)`), `with f() as s:`. */
 export function pyBoundName(call: SyntaxNode): string | null {
@@ -318,12 +356,30 @@ export function pyContextStream(n: SyntaxNode, streamNames: ReadonlySet<string>)
     }
   }
   let last: SyntaxNode | null = null;
-  for (const c of (fn ?? n.tree.rootNode).descendantsOfType('call')) {
-    if (c.startIndex >= n.startIndex) break;
-    const f = c.childForFieldName('function');
-    if (f?.type === 'attribute' && f.childForFieldName('attribute')?.text === 'use' && pyIsStreamExpr(f.childForFieldName('object')!, streamNames)) last = f.childForFieldName('object');
+  for (const obj of useCallsIn(fn ?? n.tree.rootNode)) {
+    if (obj.startIndex >= n.startIndex) break;
+    if (pyIsStreamExpr(obj, streamNames)) last = obj;
   }
   return last ? pyStreamOf(last.text, last, streamNames) : null;
+}
+
+// Receivers of `X.use()` calls per function, per tree (most functions have none; this is asked for every operation).
+const useCache = new WeakMap<object, Map<number, SyntaxNode[]>>();
+function useCallsIn(scope: SyntaxNode): SyntaxNode[] {
+  let perTree = useCache.get(scope.tree);
+  if (!perTree) useCache.set(scope.tree, (perTree = new Map()));
+  let list = perTree.get(scope.id);
+  if (!list) {
+    list = [];
+    if (scope.text.includes('.use(')) {
+      for (const c of scope.descendantsOfType('call')) {
+        const f = c.childForFieldName('function');
+        if (f?.type === 'attribute' && f.childForFieldName('attribute')?.text === 'use') list.push(f.childForFieldName('object')!);
+      }
+    }
+    perTree.set(scope.id, list);
+  }
+  return list;
 }
 
 /** Loop whose condition is (or contains) `n`, so the host spins on it. */
@@ -356,8 +412,10 @@ export function pyBufferBase(e: SyntaxNode | null | undefined): SyntaxNode | nul
 
 function pyAsyncD2H(call: SyntaxNode, m: PyModel, vocab: ResolvedConfig['vocab'], streamNames: ReadonlySet<string>): AsyncD2H | null {
   const fn = call.childForFieldName('function');
+  const tail = fn?.type === 'attribute' ? (fn.childForFieldName('attribute')?.text ?? '') : (fn?.text ?? '');
+  if (!/async|Async|^get$|asnumpy/.test(tail)) return null;
   const path = calleePath(fn);
-  const name = lastName(path) ?? '';
+  const name = lastName(path) ?? tail;
   const { positional, keywords } = pyArgs(call);
   const mk = (hostExpr: SyntaxNode | null | undefined, streamExpr: SyntaxNode | null | undefined): AsyncD2H | null => {
     const hostNode = hostExpr ? pyBufferBase(hostExpr) : null;
@@ -713,7 +771,17 @@ const eventBase = (t: string) => streamKey(t)!.replace(/\[.*\]$/, '');
  * (`def _sync(self): self.stream.synchronize()`, `void wait_all() { cudaDeviceSynchronize(); }`):
  * calling one is a host sync too.
  */
+const helperMemo = new WeakMap<StreamFacts, SyntaxNode[]>();
 export function syncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[] {
+  const hit = helperMemo.get(facts);
+  if (hit) return hit;
+  const found = findSyncHelperCalls(root, facts);
+  helperMemo.set(facts, found);
+  return found;
+}
+
+function findSyncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[] {
+  if (!facts.syncs.length && !facts.polls.length) return [];
   const python = root.type === 'module';
   const names = new Set<string>();
   for (const fn of root.descendantsOfType('function_definition')) {
@@ -779,4 +847,28 @@ export function streamDeclAt(facts: StreamFacts, name: string | null, at: Syntax
   const member = cls && same.find((d) => enclosingClass(d.node)?.id === cls.id);
   if (member) return member;
   return same.find((d) => hostFunctionOf(d.node) === null);
+}
+
+const CONTAINER_STORES = /^(append|extend|insert|add|put|put_nowait|appendleft|setdefault|push_back|emplace_back|push|emplace)$/;
+
+/**
+ * A stream handle at `occ` is stored into a container, so it outlives the statement (and a loop
+ * iteration): `pool.append(s)`, `streams[i] = s`, `v.push_back(s)`, `jobs.append((s, d_out))`.
+ */
+export function storedInContainer(occ: SyntaxNode): boolean {
+  let cur = occ;
+  for (let p = occ.parent; p; cur = p, p = p.parent) {
+    if (['tuple', 'list', 'dictionary', 'pair', 'parenthesized_expression', 'keyword_argument', 'initializer_list'].includes(p.type)) continue;
+    if (p.type === 'argument_list') {
+      const fn = p.parent?.childForFieldName('function');
+      const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.type === 'field_expression' ? fn.childForFieldName('field')?.text : undefined;
+      return !!method && CONTAINER_STORES.test(method);
+    }
+    if (p.type === 'assignment' || p.type === 'assignment_expression') {
+      const left = p.childForFieldName('left');
+      return p.childForFieldName('right')?.id === cur.id && (left?.type === 'subscript' || left?.type === 'subscript_expression');
+    }
+    return false;
+  }
+  return false;
 }

@@ -5,8 +5,22 @@ import type { SyntaxNode } from '../engine/types.js';
  * `cp.cuda.Device(0).synchronize`, `cub::DeviceReduce::Sum`, `stream.synchronize`. Calls inside the
  * chain are dropped (their arguments do not name the API); anything else yields null.
  */
+const calleeMemo = new WeakMap<object, Map<number, string | null>>();
+
 export function calleePath(n: SyntaxNode | null | undefined): string | null {
   if (!n) return null;
+  // Every check asks for the callee of the same calls: compute each once per tree.
+  let memo = calleeMemo.get(n.tree);
+  if (!memo) calleeMemo.set(n.tree, (memo = new Map()));
+  const id = n.id;
+  const hit = memo.get(id);
+  if (hit !== undefined) return hit;
+  const r = computeCalleePath(n);
+  memo.set(id, r);
+  return r;
+}
+
+function computeCalleePath(n: SyntaxNode): string | null {
   switch (n.type) {
     case 'identifier':
     case 'field_identifier':

@@ -30,6 +30,11 @@ export const DEFAULT_VOCABULARIES = {
   raw_free_calls: [
     'cudaFree', 'cuMemFree', 'cuMemFree_v2', 'cudart.cudaFree', 'driver.cuMemFree', 'cp.cuda.runtime.free', 'cupy.cuda.runtime.free',
   ],
+  /** Stream-ordered frees: the block returns to its mempool in stream order (003 §1.4, §2.2). */
+  async_free_calls: [
+    'cudaFreeAsync', 'cuMemFreeAsync', 'cudart.cudaFreeAsync', 'driver.cuMemFreeAsync', 'cp.cuda.runtime.freeAsync',
+    'cupy.cuda.runtime.freeAsync',
+  ],
   /** CuPy / project calls whose result lives on the device (DEVICE taint sources, §1.4). */
   device_array_creators: [
     'empty', 'zeros', 'ones', 'full', 'arange', 'asarray', 'array', 'empty_like', 'zeros_like', 'ones_like',
@@ -44,6 +49,15 @@ export const DEFAULT_VOCABULARIES = {
    * array: iterating their result walks arrays, not elements.
    */
   device_sequence_calls: ['split', 'array_split', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'broadcast_arrays', 'nonzero'],
+  /**
+   * Array functions (CuPy, or NumPy dispatching to CuPy) that join arrays into one new allocation; called
+   * on an array's own previous value inside a loop they grow it one reallocation per iteration (003 §1.6).
+   */
+  array_join_calls: ['concatenate', 'append', 'hstack', 'vstack', 'column_stack', 'row_stack', 'concat'],
+  /** Calls that reallocate a device array to a new size (`X.resize(n)`, `cp.resize(X, n)`, `runtime.resize(X, n)`). */
+  resize_calls: ['*.resize', 'runtime.resize'],
+  /** Reductions whose CuPy result is a 0-d device array (a few bytes, not a buffer worth releasing early). */
+  scalar_reduction_calls: ['sum', 'count_nonzero', 'max', 'min', 'amax', 'amin', 'any', 'all', 'mean', 'argmax', 'argmin', 'prod', 'dot', 'vdot', 'item', 'nanmax', 'nanmin', 'nansum'],
   /** Modules whose array functions return device arrays. */
   device_modules: ['cp', 'cupy', 'cupyx', 'cupyx.scipy'],
   /** Project helpers that return device arrays. */
@@ -292,6 +306,33 @@ export const DEFAULT_VOCABULARIES = {
     'cp.cuda.get_elapsed_time', 'cupy.cuda.get_elapsed_time', 'record', 'nvtx.push_range', 'nvtx.pop_range',
     'cudaEventRecord', 'cudaEventElapsedTime', 'cuEventRecord', 'cuEventElapsedTime', 'clock', 'gettimeofday',
     'clock_gettime', 'MPI_Wtime', 'nvtxRangePush', 'nvtxRangePushA', 'nvtxRangePop', 'nvtxRangeStartA', 'nvtxRangeEnd',
+  ],
+  /**
+   * Calls that create a new stream (CuPy, cuda-python runtime/driver, CuPy runtime bindings, CUDA C++).
+   * Wrappers of existing handles (`ExternalStream`, `Stream.from_external`) and CuPy's `Stream(null=True)` /
+   * `Stream(ptds=True)` create none (`sync/too-many-streams`, `sync/stream-for-dependent-or-tiny-work`).
+   */
+  stream_create_calls: [
+    'cp.cuda.Stream', 'cupy.cuda.Stream', 'cp.cuda.stream.Stream', 'cupy.cuda.stream.Stream', 'cudaStreamCreate',
+    'cudaStreamCreateWithFlags', 'cudaStreamCreateWithPriority', 'cuStreamCreate', 'cuStreamCreateWithPriority',
+    'cp.cuda.runtime.streamCreate', 'cp.cuda.runtime.streamCreateWithFlags', 'cp.cuda.runtime.streamCreateWithPriority',
+    'cupy.cuda.runtime.streamCreate', 'cupy.cuda.runtime.streamCreateWithFlags', 'cupy.cuda.runtime.streamCreateWithPriority',
+    'runtime.create_stream',
+  ],
+  /** Queries of the valid stream-priority range (003 §2.5; `sync/stream-priority-literal`). */
+  stream_priority_range_calls: [
+    'cudaDeviceGetStreamPriorityRange', 'cuCtxGetStreamPriorityRange', 'cp.cuda.runtime.deviceGetStreamPriorityRange',
+    'cupy.cuda.runtime.deviceGetStreamPriorityRange',
+  ],
+  /**
+   * Names that carry the L2 persisting set-aside or the figures it is sized from (003 §4.3: set-aside ≤
+   * min(0.75·l2CacheSize, persistingL2CacheMaxSize)); a window bounded by one of them fits the set-aside
+   * (`memory/l2-persisting-window-unbounded`).
+   */
+  l2_set_aside_names: [
+    'persistingL2CacheMaxSize', 'cudaLimitPersistingL2CacheSize', 'CU_LIMIT_PERSISTING_L2_CACHE_SIZE', 'l2CacheSize',
+    'cudaDevAttrL2CacheSize', 'cudaDevAttrMaxPersistingL2CacheSize', 'CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE',
+    'CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE', 'L2CacheSize', 'MaxPersistingL2CacheSize',
   ],
   /** Module objects any call on which is a CCCL primitive. */
   cccl_modules: ['cuda.cccl', 'cuda.compute', 'cccl', 'parallel', 'algorithms'],

@@ -10,9 +10,16 @@ import hostDevicePythonLoopOverDeviceArray from '../../checks/host-device/python
 import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
 import memoryAsyncPoolReleaseThreshold from '../../checks/memory/async-pool-release-threshold/check.js';
+import memoryDynamicSmemOverDefaultWithoutOptIn from '../../checks/memory/dynamic-smem-over-default-without-opt-in/check.js';
+import memoryFifoDeallocation from '../../checks/memory/fifo-deallocation/check.js';
+import memoryIncrementalOutputGrowth from '../../checks/memory/incremental-output-growth/check.js';
+import memoryL2PersistingWindowUnbounded from '../../checks/memory/l2-persisting-window-unbounded/check.js';
 import memoryManagedMemoryWithPool from '../../checks/memory/managed-memory-with-pool/check.js';
 import memoryPoolLimitFullVram from '../../checks/memory/pool-limit-full-vram/check.js';
 import memoryRawCudaMalloc from '../../checks/memory/raw-cuda-malloc/check.js';
+import memorySharedBankConflict from '../../checks/memory/shared-bank-conflict/check.js';
+import memorySmemExceedsDeviceLimit from '../../checks/memory/smem-exceeds-device-limit/check.js';
+import memoryTempNotFreedBeforeOutput from '../../checks/memory/temp-not-freed-before-output/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
 import syncCacheConfigChangeInHotPath from '../../checks/sync/cache-config-change-in-hot-path/check.js';
 import syncCcclImplicitSynchronize from '../../checks/sync/cccl-implicit-synchronize/check.js';
@@ -27,6 +34,9 @@ import syncNullStreamInMultistreamCode from '../../checks/sync/null-stream-in-mu
 import syncPinnedAllocInHotPath from '../../checks/sync/pinned-alloc-in-hot-path/check.js';
 import syncRedundantStreamSync from '../../checks/sync/redundant-stream-sync/check.js';
 import syncScalarConversionOfDeviceValue from '../../checks/sync/scalar-conversion-of-device-value/check.js';
+import syncStreamForDependentOrTinyWork from '../../checks/sync/stream-for-dependent-or-tiny-work/check.js';
+import syncStreamPriorityLiteral from '../../checks/sync/stream-priority-literal/check.js';
+import syncTooManyStreams from '../../checks/sync/too-many-streams/check.js';
 
 export const CHECKS: readonly CheckDef[] = [
   hostDeviceAllocSizedFromDeviceValue,
@@ -39,9 +49,16 @@ export const CHECKS: readonly CheckDef[] = [
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
   memoryAsyncPoolReleaseThreshold,
+  memoryDynamicSmemOverDefaultWithoutOptIn,
+  memoryFifoDeallocation,
+  memoryIncrementalOutputGrowth,
+  memoryL2PersistingWindowUnbounded,
   memoryManagedMemoryWithPool,
   memoryPoolLimitFullVram,
   memoryRawCudaMalloc,
+  memorySharedBankConflict,
+  memorySmemExceedsDeviceLimit,
+  memoryTempNotFreedBeforeOutput,
   syncBlockingMemsetMemcpy,
   syncCacheConfigChangeInHotPath,
   syncCcclImplicitSynchronize,
@@ -56,4 +73,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncPinnedAllocInHotPath,
   syncRedundantStreamSync,
   syncScalarConversionOfDeviceValue,
+  syncStreamForDependentOrTinyWork,
+  syncStreamPriorityLiteral,
+  syncTooManyStreams,
 ];

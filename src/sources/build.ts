@@ -109,6 +109,7 @@ export function buildSources(path: string, language: Language, unit: Unit, timeo
       const ks = makeSource(path, 'nvrtc-in-python', label, masked, cudaGrammarAvailable() ? 'cuda' : 'cpp', timeoutMs, kToFile, unit.wholeFile);
       ks.placeholders = k.placeholders;
       ks.parent = py;
+      (py.kernels ??= []).push(ks);
       out.push(ks);
     }
     return out;

@@ -26,16 +26,24 @@ class Builder {
   private col = 0;
   private lastOrigin: [number, number] | null = null;
 
-  /** Append `s`, whose first character came from Python (row, col); `contiguous` if the rest follow it 1:1. */
+  /**
+   * Append `s`, whose first character came from Python (row, col); `contiguous` if the rest follow
+   * it one to one on the same Python line. A contiguous run costs one breakpoint check, not one per
+   * character.
+   */
   push(s: string, row: number, col: number, contiguous = true): void {
+    if (contiguous && s.length > 1 && !s.includes('\n')) {
+      this.mark(row, col);
+      this.text += s;
+      this.col += s.length;
+      this.lastOrigin = [row, col + s.length - 1];
+      return;
+    }
     for (let i = 0; i < s.length; i++) {
       const ch = s[i];
-      const r = row;
       const c = contiguous ? col + i : col;
-      const cur = this.origins[this.origins.length - 1];
-      const expected = this.lastOrigin && this.lastOrigin[0] === r && this.lastOrigin[1] === c - 1;
-      if (!expected || cur.length === 0) cur.push([this.col, r, c]);
-      this.lastOrigin = [r, c];
+      this.mark(row, c);
+      this.lastOrigin = [row, c];
       this.text += ch;
       if (ch === '\n') {
         this.origins.push([]);
@@ -45,6 +53,12 @@ class Builder {
         this.col++;
       }
     }
+  }
+
+  private mark(row: number, col: number): void {
+    const cur = this.origins[this.origins.length - 1];
+    const expected = this.lastOrigin && this.lastOrigin[0] === row && this.lastOrigin[1] === col - 1;
+    if (!expected || cur.length === 0) cur.push([this.col, row, col]);
   }
 }
 
@@ -97,13 +111,14 @@ function emitString(b: Builder, str: SyntaxNode, pyText: string, template: boole
   const raw = prefix.includes('r');
   const fstr = prefix.includes('f');
   const interps = fstr ? str.children.filter((c) => c.type === 'interpolation') : [];
+  const interpAt = new Map(interps.map((n) => [n.startIndex, n]));
   let row = start.endPosition.row;
   let col = start.endPosition.column;
   let i = start.endIndex;
   const stop = end.startIndex;
   const braceDoubling = template || fstr;
   while (i < stop) {
-    const interp = interps.find((n) => n.startIndex === i);
+    const interp = interps.length ? interpAt.get(i) : undefined;
     if (interp) {
       b.push(`__FSTR_${fstrCounter.n++}__`, row, col, false);
       // Interpolations may span lines; re-sync the position from the node.
@@ -145,6 +160,19 @@ function emitString(b: Builder, str: SyntaxNode, pyText: string, template: boole
         continue;
       }
     }
+    if (ch !== '\n') {
+      // A run of ordinary characters up to the next escape, brace, newline or interpolation.
+      let j = i + 1;
+      while (j < stop) {
+        const c = pyText[j];
+        if (c === '\\' || c === '{' || c === '}' || c === '\n' || (interps.length && interpAt.has(j))) break;
+        j++;
+      }
+      b.push(pyText.slice(i, j), row, col);
+      col += j - i;
+      i = j;
+      continue;
+    }
     b.push(ch, row, col);
     i++;
     if (ch === '\n') {
@@ -173,18 +201,29 @@ export function collectSingleAssignments(root: SyntaxNode): Map<string, SyntaxNo
 }
 
 /** Find `.format(...)` calls whose receiver is `node` or a name bound to it; return their keyword arguments. */
-function formatCalls(root: SyntaxNode, top: SyntaxNode, variable: string | undefined): SyntaxNode[] {
-  const calls: SyntaxNode[] = [];
+interface FormatCall {
+  call: SyntaxNode;
+  receiver: SyntaxNode;
+}
+
+/** Every `X.format(...)` call of a module, with its (unparenthesized) receiver; found once per module. */
+function collectFormatCalls(root: SyntaxNode): FormatCall[] {
+  const out: FormatCall[] = [];
   for (const call of root.descendantsOfType('call')) {
     const fn = call.childForFieldName('function');
     if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'format') continue;
     let obj = fn.childForFieldName('object');
     while (obj?.type === 'parenthesized_expression') obj = obj.namedChildren[0] ?? null;
-    if (!obj) continue;
-    if (obj.startIndex === top.startIndex && obj.endIndex === top.endIndex) calls.push(call);
-    else if (variable && obj.type === 'identifier' && obj.text === variable) calls.push(call);
+    if (obj) out.push({ call, receiver: obj });
   }
-  return calls;
+  return out;
+}
+
+/** The `.format(...)` calls whose receiver is `top` or a name bound to it. */
+function formatCalls(all: FormatCall[], top: SyntaxNode, variable: string | undefined): SyntaxNode[] {
+  return all
+    .filter(({ receiver: obj }) => (obj.startIndex === top.startIndex && obj.endIndex === top.endIndex) || (variable !== undefined && obj.type === 'identifier' && obj.text === variable))
+    .map((f) => f.call);
 }
 
 /** The outermost expression a string takes part in: concatenations and parentheses. */
@@ -250,12 +289,13 @@ export function extractKernels(root: SyntaxNode, pyText: string): ExtractedKerne
     }
   }
   const out: ExtractedKernel[] = [];
+  let allFormatCalls: FormatCall[] | undefined;
   const sortedTops = [...tops.values()].sort((a, b) => a.startIndex - b.startIndex);
   // A string nested in an already-selected expression is covered by it.
   const selected = sortedTops.filter((t, i) => !sortedTops.some((o, j) => j !== i && o.startIndex <= t.startIndex && o.endIndex >= t.endIndex && (o.startIndex !== t.startIndex || o.endIndex !== t.endIndex)));
   for (const top of selected) {
     const variable = boundName(top);
-    const fmt = formatCalls(root, top, variable);
+    const fmt = formatCalls((allFormatCalls ??= collectFormatCalls(root)), top, variable);
     const pieces = flatten(top, assigns);
     const isTemplate = fmt.length > 0 || pieces.some((p) => p.kind === 'string' && p.node.text.includes('{{'));
     const placeholders = new Map<string, string | null>();

@@ -6,30 +6,7 @@ import type { SyntaxNode, Tree } from '../engine/types.js';
 
 export type Grammar = 'cuda' | 'cpp' | 'python';
 
-/**
- * The 0.25 bindings find a node's parent by descending from the root, so `parent` costs O(depth)
- * and every ancestor walk O(depth²): minutes on 500-deep nesting. Checks climb ancestors all the
- * time, so the getter is memoized per tree, by node id (unique within a tree).
- */
-const parentCache = new WeakMap<object, Map<number, Parser.SyntaxNode | null>>();
-const nodeProto = (Parser as unknown as { SyntaxNode: { prototype: object } }).SyntaxNode.prototype;
-const parentGetter = Object.getOwnPropertyDescriptor(nodeProto, 'parent')?.get;
-if (parentGetter) {
-  Object.defineProperty(nodeProto, 'parent', {
-    configurable: true,
-    get(this: Parser.SyntaxNode) {
-      let cache = parentCache.get(this.tree);
-      if (!cache) parentCache.set(this.tree, (cache = new Map()));
-      const id = this.id;
-      let p = cache.get(id);
-      if (p === undefined) {
-        p = parentGetter.call(this) as Parser.SyntaxNode | null;
-        cache.set(id, p);
-      }
-      return p;
-    },
-  });
-}
+import './node-patches.js';
 
 const require = createRequire(import.meta.url);
 

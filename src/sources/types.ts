@@ -38,6 +38,8 @@ export interface Source {
   placeholders?: Map<string, string | null>;
   /** NVRTC in Python: the Python source the kernel string sits in. */
   parent?: Source;
+  /** Python: the kernel strings extracted from it (catalog §1.2), so host-side rules can read the kernels they launch. */
+  kernels?: Source[];
   /** True when the whole post-change file was available (repo mode or an added file). */
   wholeFile: boolean;
 }

@@ -44,6 +44,9 @@ describe('DEVICE taint (catalog §1.4)', () => {
     ['x = cp.arange(n)\nx = x.get()', 'x', false],
     ['', 'cp.sum(d_in) > 0', true],
     ['', 'config.get("key")', false],
+    ['', 'd_in is None', false],
+    ['', 'd_in is not None and cp.any(d_in)', true],
+    ['', '"%d hits" % d_in.sum()', false],
   ])('%s → %s is device: %s', (prelude, expr, want) => {
     expect(deviceOf(prelude, expr)).toBe(want);
   });

@@ -627,58 +627,60 @@ describe('files that cannot be reviewed are skipped with a reason; the others ar
   });
 });
 
+/** Lines appended until the text reaches about `bytes` characters. */
+function grow(head: string[], bytes: number, block: (i: number) => string[]): string {
+  const out = [...head];
+  let size = head.join('\n').length;
+  for (let i = 0; size < bytes; i++) {
+    for (const l of block(i)) {
+      out.push(l);
+      size += l.length + 1;
+    }
+  }
+  return out.join('\n') + '\n';
+}
+
 /** About 128 KB of host Python in the style of the example repository. */
 function generatedPython(seed: number): string {
-  const out = [`"""Generated module ${seed}."""`, 'import cupy as cp', 'import numpy as np', '', 'from vibespatial import runtime', '', ''];
-  for (let i = 0; out.join('\n').length < 128 * 1024; i++) {
-    out.push(
-      `def scale_${seed}_${i}(d_x, factor):`,
-      `    """Scale a device array by ${i}."""`,
-      '    d_y = cp.empty_like(d_x)',
-      `    grid, block = runtime.launch_config(scale_kernel_${i}, d_x.shape[0])`,
-      `    runtime.launch(scale_kernel_${i}, grid=grid, block=block, args=(d_x, d_y, factor))`,
-      '    return d_y',
-      '',
-      '',
-      `def host_sum_${seed}_${i}(values):`,
-      '    total = 0',
-      '    for v in values:',
-      `        total += v * ${i}`,
-      '    return np.float64(total)',
-      '',
-      '',
-    );
-  }
-  return out.join('\n');
+  return grow([`"""Generated module ${seed}."""`, 'import cupy as cp', 'import numpy as np', '', 'from vibespatial import runtime', '', ''], 128 * 1024, (i) => [
+    `def scale_${seed}_${i}(d_x, factor):`,
+    `    """Scale a device array by ${i}."""`,
+    '    d_y = cp.empty_like(d_x)',
+    `    grid, block = runtime.launch_config(scale_kernel_${i}, d_x.shape[0])`,
+    `    runtime.launch(scale_kernel_${i}, grid=grid, block=block, args=(d_x, d_y, factor))`,
+    '    return d_y',
+    '',
+    '',
+    `def host_sum_${seed}_${i}(values):`,
+    '    total = 0',
+    '    for v in values:',
+    `        total += v * ${i}`,
+    '    return np.float64(total)',
+    '',
+    '',
+  ]);
 }
 
 /** About 128 KB of CUDA C++. */
 function generatedCuda(seed: number): string {
-  const out = ['#include <cuda_runtime.h>', ''];
-  for (let i = 0; out.join('\n').length < 128 * 1024; i++) {
-    out.push(
-      `__global__ void axpy_${seed}_${i}(const double* x, double* y, double a, int n)`,
-      '{',
-      '    int i = blockIdx.x * blockDim.x + threadIdx.x;',
-      '    if (i < n) {',
-      `        y[i] = a * x[i] + y[i] + ${i}.0;`,
-      '    }',
-      '}',
-      '',
-      `void launch_axpy_${seed}_${i}(const double* x, double* y, double a, int n, cudaStream_t s)`,
-      '{',
-      `    axpy_${seed}_${i}<<<(n + 255) / 256, 256, 0, s>>>(x, y, a, n);`,
-      '}',
-      '',
-    );
-  }
-  return out.join('\n');
+  return grow(['#include <cuda_runtime.h>', ''], 128 * 1024, (i) => [
+    `__global__ void axpy_${seed}_${i}(const double* x, double* y, double a, int n)`,
+    '{',
+    '    int i = blockIdx.x * blockDim.x + threadIdx.x;',
+    '    if (i < n) {',
+    `        y[i] = a * x[i] + y[i] + ${i}.0;`,
+    '    }',
+    '}',
+    '',
+    `void launch_axpy_${seed}_${i}(const double* x, double* y, double a, int n, cudaStream_t s)`,
+    '{',
+    `    axpy_${seed}_${i}<<<(n + 255) / 256, 256, 0, s>>>(x, y, a, n);`,
+    '}',
+    '',
+  ]);
 }
 
 /** About 128 KB of Markdown: not a GPU source type. */
 function generatedDoc(seed: number): string {
-  const out = [`# Generated notes ${seed}`, ''];
-  for (let i = 0; out.join('\n').length < 128 * 1024; i++) out.push(`- item ${i}: the kernel processes ${i * 7} elements per block`, '');
-  return out.join('\n');
+  return grow([`# Generated notes ${seed}`, ''], 128 * 1024, (i) => [`- item ${i}: the kernel processes ${i * 7} elements per block`, '']);
 }
-

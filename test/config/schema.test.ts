@@ -186,6 +186,11 @@ describe('resolveConfig: errors name what is wrong', () => {
     expect(configError({ hot_path_functions: re }).message).toContain('hot_path_functions');
   });
 
+  it('an invalid regex in setup_functions is an error naming the key', () => {
+    expect(configError({ setup_functions: '(unclosed' }).message).toContain('setup_functions');
+    expect(resolve({ setup_functions: '^init_' }).setupFunctions.test('init_pool')).toBe(true);
+  });
+
   it('a valid custom hot_path_functions regex is used', () => {
     const c = resolve({ hot_path_functions: '^my_hot_' });
     expect(c.hotPathFunctions.test('my_hot_loop')).toBe(true);

@@ -7,6 +7,8 @@ const quote = (n: SyntaxNode) => {
   const t = n.text.replace(/\s*\n\s*/g, ' ');
   return t.length > 60 ? t.slice(0, 57) + '...' : t;
 };
+// Names of scan/reduce/sort/compaction wrappers (`reduce_sum`, `segmented_sort_pairs`, `compact_indices`).
+const CCCL_LIKE = /(^|_)(sum|scan|reduce|sort|select|partition|unique|histogram|compact)(_|$)/;
 const PY_NULL_STREAM = /^(None|0|(cp|cupy)\.cuda\.Stream\.null)$/;
 
 /** `synchronize=` default of each function defined in this file that takes one (null: required or not a literal). */
@@ -55,6 +57,7 @@ export default defineCheck({
         const root = ctx.source.root;
         const text = ctx.source.text;
         const wrappers = new Set(vocab.cccl_sync_wrappers.filter((w) => !vocab.cccl_async_wrappers.includes(w)));
+        if (!/\bsynchronize\b/.test(text) && ![...wrappers].some((w) => text.includes(w + '('))) return;
         const defaults = localDefaults(root);
         // Cheap line filter first: a candidate call names a wrapper or passes `synchronize=` on its first line.
         const names = [...wrappers, ...defaults.keys()].map((w) => w.replace(/\W/g, ''));
@@ -100,7 +103,8 @@ export default defineCheck({
           const kw = keywords.get('synchronize');
           let explicit = false;
           if (kw) {
-            if (kw.text !== 'True') continue;
+            // An explicit `synchronize=True` only matters on a CCCL-style primitive, not on any helper with that keyword.
+            if (kw.text !== 'True' || !(wrappers.has(name) || defaults.has(name) || vocab.cccl_calls.includes(name) || CCCL_LIKE.test(name))) continue;
             explicit = true;
           } else {
             if (args?.namedChildren.some((a) => a.type === 'dictionary_splat')) continue;

@@ -16,7 +16,7 @@ import {
   syncHelperCalls,
   type StreamFacts,
 } from '../../../src/analysis/streams.js';
-import { contains, lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -71,10 +71,28 @@ function ordered(facts: StreamFacts, lang: Lang, p: Op, c: Op): boolean {
 
 function analyze(ctx: CheckContext, facts: StreamFacts, ops: Op[], lang: Lang): void {
   ops.sort((a, b) => a.node.startIndex - b.node.startIndex);
+  // Writers per function and buffer, in document order.
+  const writers = new Map<string, Op[]>();
+  const fnId = new Map<Op, number>();
+  for (const op of ops) {
+    const id = hostFunctionOf(op.node)?.id ?? -1;
+    fnId.set(op, id);
+    for (const w of op.writes) {
+      const k = `${id}\0${w}`;
+      const list = writers.get(k) ?? [];
+      list.push(op);
+      writers.set(k, list);
+    }
+  }
   for (const c of ops) {
     for (const buf of c.uses) {
       // The last write of the buffer that reaches this operation decides which stream it must follow.
-      const producer = ops.filter((p) => p !== c && p.writes.has(buf) && p.node.endIndex <= c.node.startIndex && sameFunction(p.node, c.node) && lang.flowsTo(p.node, c.node)).pop();
+      const list = writers.get(`${fnId.get(c)}\0${buf}`) ?? [];
+      let producer: Op | undefined;
+      for (let i = list.length - 1; i >= 0 && !producer; i--) {
+        const p = list[i];
+        if (p !== c && p.node.endIndex <= c.node.startIndex && lang.flowsTo(p.node, c.node)) producer = p;
+      }
       if (!producer || streamKey(producer.stream) === streamKey(c.stream)) continue;
       if (ordered(facts, lang, producer, c)) continue;
       ctx.report({
@@ -91,18 +109,23 @@ function analyze(ctx: CheckContext, facts: StreamFacts, ops: Op[], lang: Lang): 
 // ---------------------------------------------------------------------------------------------
 // CUDA C++
 
-/** Which parameters of a kernel may be written: non-const pointers. Null when the kernel is not in this file. */
-function kernelWrites(root: SyntaxNode, name: string): boolean[] | null {
+/** Which parameters of each kernel (declared or defined in this file) may be written: non-const pointers. */
+function kernelWrites(root: SyntaxNode, launched: ReadonlySet<string>): Map<string, boolean[]> {
+  const out = new Map<string, boolean[]>();
   for (const d of root.descendantsOfType('function_declarator')) {
-    if (d.childForFieldName('declarator')?.text !== name) continue;
+    const name = d.childForFieldName('declarator')?.text;
+    if (!name || !launched.has(name) || out.has(name)) continue;
     const params = d.childForFieldName('parameters')?.namedChildren.filter((p) => p.type === 'parameter_declaration') ?? [];
-    return params.map((p) => {
-      const ptr = p.descendantsOfType(['pointer_declarator', 'reference_declarator']).length > 0 || /\*/.test(p.childForFieldName('type')?.text ?? '');
-      const constPointee = p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const');
-      return ptr && !constPointee;
-    });
+    out.set(
+      name,
+      params.map((p) => {
+        const ptr = p.descendantsOfType(['pointer_declarator', 'reference_declarator']).length > 0 || /\*/.test(p.childForFieldName('type')?.text ?? '');
+        const constPointee = p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const');
+        return ptr && !constPointee;
+      }),
+    );
   }
-  return null;
+  return out;
 }
 
 function cuda(ctx: CheckContext): void {
@@ -114,14 +137,20 @@ function cuda(ctx: CheckContext): void {
     return b ? bufferKey(b.text) : null;
   };
   // Device pointers of a function: pointer parameters and locals, and what the stream-ordered allocators fill.
-  const pointerNames = (fn: SyntaxNode) => new Set(fn.descendantsOfType('pointer_declarator').map((d) => d.descendantsOfType('identifier')[0]?.text).filter((x): x is string => !!x));
+  const ptrMemo = new Map<number, Set<string>>();
+  const pointerNames = (fn: SyntaxNode) => {
+    let r = ptrMemo.get(fn.id);
+    if (!r) ptrMemo.set(fn.id, (r = new Set(fn.descendantsOfType('pointer_declarator').map((d) => d.descendantsOfType('identifier')[0]?.text).filter((x): x is string => !!x))));
+    return r;
+  };
   const ops: Op[] = [];
   const byNode = new Map(facts.uses.map((u) => [u.node.id, u.stream]));
+  const signatures = kernelWrites(root, new Set(cm.launches.map((l) => l.kernel ?? '')));
   for (const l of cm.launches) {
     if (!byNode.has(l.node.id) || cm.inDeviceCode(l.node)) continue;
     const fn = hostFunctionOf(l.node);
     const ptrs = fn ? pointerNames(fn) : new Set<string>();
-    const writable = l.kernel ? kernelWrites(root, l.kernel) : null;
+    const writable = (l.kernel && signatures.get(l.kernel)) || null;
     const op: Op = { node: l.node, stream: byNode.get(l.node.id) ?? null, writes: new Set(), uses: new Set() };
     const bufs = l.args.map((a) => ({ a, k: key(a) })).filter((x): x is { a: SyntaxNode; k: string } => !!x.k && (writable !== null || ptrs.has(x.k) || /^d_/.test(x.k)));
     bufs.forEach(({ a, k }) => {
@@ -132,8 +161,9 @@ function cuda(ctx: CheckContext): void {
     });
     ops.push(op);
   }
+  const callById = new Map(cm.calls.map((c) => [c.node.id, c]));
   for (const u of facts.uses) {
-    const call = cm.calls.find((c) => c.node.id === u.node.id);
+    const call = callById.get(u.node.id);
     if (!call || cm.inDeviceCode(u.node)) continue;
     const n = call.name.replace(/_v2$/, '');
     const op: Op = { node: u.node, stream: u.stream, writes: new Set(), uses: new Set() };
@@ -203,8 +233,9 @@ function python(ctx: CheckContext): void {
     const path = m.callPath(call) ?? '';
     const fn = call.childForFieldName('function');
     const name = lastName(path) ?? fn?.childForFieldName('attribute')?.text ?? '';
+    if (!/launch|[Mm]emcpy|[Aa]lloc|^set$|^get$|async/i.test(name)) continue;
     const { positional, keywords } = pyArgs(call);
-    const op: Op = { node: call, stream: streamAt(call), writes: new Set(), uses: new Set() };
+    const op: Op = { node: call, stream: null, writes: new Set(), uses: new Set() };
     if (matchesVocab(path, vocab.launch_calls) && /launch/i.test(name)) {
       const args = unparen(keywords.get('args') ?? positional[3] ?? null);
       const bufs = args?.type === 'tuple' || args?.type === 'list' ? args.namedChildren.map(devKey).filter((k): k is string => !!k) : [];
@@ -233,6 +264,7 @@ function python(ctx: CheckContext): void {
       const k = devKey(name === 'get' ? fn?.childForFieldName('object') : positional[0]);
       if (k) op.uses.add(k);
     } else continue;
+    op.stream = streamAt(call);
     add(op);
   }
   // CuPy work: assignments write their target, and every device array they mention is read.
@@ -260,7 +292,6 @@ function python(ctx: CheckContext): void {
       const out = o.node.type === 'call' ? devKey(pyArgs(o.node).keywords.get('out')) : null;
       if (out) op.writes.add(out);
     }
-    if (contains(stmt, o.node) && ops.some((x) => x.node.id === stmt.id)) continue;
     add(op);
   }
   const helpers = syncHelperCalls(ctx.source.root, facts);

@@ -190,8 +190,9 @@ function python(ctx: CheckContext): void {
   const allocs: Alloc[] = [];
   const frees: Free[] = [];
   for (const call of ctx.source.root.descendantsOfType('call')) {
-    const asyncAlloc = m.callMatches(call, vocab.async_alloc_calls);
     const name = lastName(m.callPath(call)) ?? '';
+    if (!/[Aa]lloc|[Ff]ree/.test(name)) continue;
+    const asyncAlloc = m.callMatches(call, vocab.async_alloc_calls);
     const { positional, keywords } = pyArgs(call);
     if (asyncAlloc || (m.callMatches(call, vocab.alloc_calls) && /[Mm]alloc|MemAlloc/.test(name))) {
       const ptr = pyAllocName(call);

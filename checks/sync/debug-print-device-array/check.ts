@@ -10,8 +10,8 @@ const quote = (n: SyntaxNode) => {
 
 // Logger methods whose level is normally enabled. `debug` is left out: with lazy `%s` arguments the
 // array is only formatted when debug logging is on (catalog: conservative default).
-const LOG_CALL = /(^|\.)(log|logger|logging|_log|_logger|LOG|LOGGER|LOGGER_\w+|\w+_log(ger)?)\.(info|warning|warn|error|critical|exception)$/;
-const ANY_LOG_CALL = /(^|\.)(log|logger|logging|_log|_logger|LOG|LOGGER|\w+_log(ger)?)\.(debug|info|warning|warn|error|critical|exception|log)$/;
+const LOG_CALL = /(^|\.)(log|logger|logging|_log|_logger|\w+_log(ger)?)\.(info|warning|warn|error|critical|exception)$/i;
+const ANY_LOG_CALL = /(^|\.)(log|logger|logging|_log|_logger|\w+_log(ger)?)\.(debug|info|warning|warn|error|critical|exception|log)$/i;
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|TRACE|PROFILE)\w*\b/;
 const REPR_METHODS = /^__(repr|str|format|rich_repr)__$/;
 
@@ -102,7 +102,10 @@ export default defineCheck({
             viaConsumer(d.node.type === 'interpolation' ? (d.node.parent ?? d.node) : d.node, d.target);
           }
         }
-        for (const call of ctx.source.root.descendantsOfType('call')) {
+        const rows = new Set<number>();
+        ctx.source.text.split('\n').forEach((l, i) => /\.(info|warning|warn|error|critical|exception|format)\(/.test(l) && rows.add(i));
+        for (const call of rows.size ? ctx.source.root.descendantsOfType('call') : []) {
+          if (!rows.has(call.startPosition.row)) continue;
           const fn = call.childForFieldName('function');
           const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
           if (!/^(info|warning|warn|error|critical|exception|format)$/.test(method)) continue;
@@ -121,7 +124,10 @@ export default defineCheck({
           }
         }
         // `"%d hits" % d_count`
-        for (const op of ctx.source.text.includes('%') ? ctx.source.root.descendantsOfType('binary_operator') : []) {
+        const pctRows = new Set<number>();
+        ctx.source.text.split('\n').forEach((l, i) => /["']\s*%/.test(l) && pctRows.add(i));
+        for (const op of pctRows.size ? ctx.source.root.descendantsOfType('binary_operator') : []) {
+          if (!pctRows.has(op.startPosition.row) && !pctRows.has(op.endPosition.row)) continue;
           if (op.childForFieldName('operator')?.text !== '%' || unparen(op.childForFieldName('left'))?.type !== 'string') continue;
           const right = unparen(op.childForFieldName('right'));
           const dev = right?.type === 'tuple' ? right.namedChildren.find((c) => m.isDevice(c)) : right && m.isDevice(right) ? right : undefined;

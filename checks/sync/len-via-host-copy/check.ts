@@ -47,12 +47,14 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §8.1 Implicit Synchronization (row "len(cupy_array) that requires .get()" → "Use .shape[0]")',
   summary: 'Length of a device array taken through a full host copy instead of .shape[0].',
-  why: 'The copy waits for every queued kernel and moves the whole array over PCIe only to count it, while `.shape[0]` is host metadata that costs nothing (003 §8.1 rates this hidden sync HIGH).',
+  why: 'The copy waits for every queued kernel and moves the whole array over PCIe only to count it, leaving the next launch to pay its 3–5 µs overhead on an idle GPU, while `.shape[0]` is host metadata that costs nothing (003 §8.1 HIGH, §8.4).',
   messages: {
     len: 'Length taken through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
     metadata: 'Shape read through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
   },
   fix: 'safe',
+  // The `.get()` inside `len(...)` is the copy this rule's fix removes; one finding with the fix is enough.
+  supersedes: ['host-device/d2h-mid-pipeline'],
   create(ctx) {
     return {
       'source:exit'() {

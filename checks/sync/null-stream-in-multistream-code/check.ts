@@ -73,8 +73,9 @@ function analyze(ctx: CheckContext, facts: StreamFacts, ops: Op[], lang: Lang): 
     if (!fn) continue;
     const mine = byFn.get(fn.id) ?? [];
     let others = mine.filter((o) => o.stream !== null);
+    const classScope = others.length === 0;
     let inFlight: Op[];
-    if (others.length) {
+    if (!classScope) {
       inFlight = others.filter((y) => concurrent(facts, lang, op, y));
     } else {
       // A member function on the default stream while other members of the class queue work on a stream.
@@ -88,7 +89,9 @@ function analyze(ctx: CheckContext, facts: StreamFacts, ops: Op[], lang: Lang): 
     // The legacy stream does not synchronize with streams created cudaStreamNonBlocking / non_blocking=True.
     inFlight = inFlight.filter((y) => !nonBlocking(y));
     if (!inFlight.length) continue;
-    const stmt = lang.statement(op.node);
+    // One finding per statement; for a member function that only inherits the class's streams, one per
+    // function (the fix, queuing the function's work on the class's stream, is the same for all of it).
+    const stmt = classScope ? fn : lang.statement(op.node);
     if (seen.has(stmt.id)) continue;
     seen.add(stmt.id);
     const streams = [...new Set(inFlight.map((o) => o.stream!))];

@@ -1,7 +1,7 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
-import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
+import { pythonModel } from '../../../src/analysis/python.js';
 import { streamFacts, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
-import { calleePath, commentsAround, contains, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -29,9 +29,16 @@ function ownLines(ctx: CheckContext, stmt: SyntaxNode): boolean {
   return /^\s*$/.test(start) && /^\s*;?\s*((#|\/\/).*)?$/.test(rest.split('\n')[0]) && !rest.includes('\n');
 }
 
-function deletion(ctx: CheckContext, stmt: SyntaxNode, python: boolean): FixSpec {
+function deletion(ctx: CheckContext, stmt: SyntaxNode, sync: SyntaxNode, python: boolean): FixSpec {
   const description = 'Delete the synchronization: stream order already runs the next operation after the previous one; sync once, right before the host reads device data.';
-  if (!ownLines(ctx, stmt)) return { description };
+  // Only a statement that is nothing but the sync (or an error-check macro around it) can go; `err = sync()`
+  // or `if (sync() != cudaSuccess)` carry other logic.
+  let expr = stmt.type === 'expression_statement' ? unparen(stmt.namedChildren[0]) : null;
+  if (expr && expr.id !== sync.id && !python && expr.type === 'call_expression') {
+    const args = expr.childForFieldName('arguments')?.namedChildren.filter((a) => a.type !== 'comment') ?? [];
+    if (args.length === 1 && args[0].id === sync.id) expr = sync;
+  }
+  if (expr?.id !== sync.id || !ownLines(ctx, stmt)) return { description };
   // Python needs a statement left in the block; C++ accepts an empty one.
   if (python && stmt.parent?.type === 'block' && stmt.parent.namedChildren.filter((c) => c.type !== 'comment').length < 2) return { description };
   return { description, replace: { from: stmt, text: '' } };
@@ -88,6 +95,11 @@ function traceGated(n: SyntaxNode, stop: SyntaxNode): boolean {
     }
   }
   return false;
+}
+
+function findLast<T>(list: T[], pred: (x: T) => boolean): T | undefined {
+  for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return list[i];
+  return undefined;
 }
 
 interface Op {
@@ -173,10 +185,13 @@ function python(ctx: CheckContext): void {
   }
   const helpers = new Map<string, string>();
   const helperDefs: SyntaxNode[] = [];
+  const withWork = new Set(m.gpuOps.map((o) => m.scopeOf(o.node).id));
+  const syncScopes = new Set(direct.map((s) => m.scopeOf(s.node).id));
   for (const fn of root.descendantsOfType('function_definition')) {
+    if (!syncScopes.has(fn.id) || withWork.has(fn.id)) continue;
     const name = fn.childForFieldName('name')?.text;
     const body = fn.childForFieldName('body');
-    if (!name || !body || m.gpuOps.some((o) => contains(fn, o.node))) continue;
+    if (!name || !body) continue;
     const inner = direct.find((s) => m.scopeOf(s.node).id === fn.id && alwaysRuns(s.node, body));
     if (inner) {
       helpers.set(name, quote(inner.node));
@@ -209,21 +224,21 @@ function python(ctx: CheckContext): void {
     if (m.debugGated(s.node) || traceGated(s.node, scope) || m.inCpuFallback(s.node)) continue;
     const stmt = pyStatement(s.node);
     if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
-    const ops = opsIn(scope).filter((o) => !contains(o, s.node));
-    const before = ops.filter((o) => o.endIndex <= s.node.startIndex && m.flowsTo(o, s.node));
-    const a = before[before.length - 1];
+    const ops = opsIn(scope);
+    const prior = ops.filter((o) => o.endIndex <= s.node.startIndex);
+    const a = findLast(prior, (o) => m.flowsTo(o, s.node));
     const b = ops.find((o) => o.startIndex >= s.node.endIndex && m.flowsTo(s.node, o));
     if (!a || !b || streamOf(a) !== streamOf(b)) continue;
     const sb = streamOf(b);
     // A device-wide sync after work on another stream joins the streams; that is a dependency, not waste.
-    if (s.device ? before.some((o) => streamOf(o) !== sb) : s.target !== sb) continue;
+    if (s.device ? prior.some((o) => streamOf(o) !== sb && m.flowsTo(o, s.node)) : s.target !== sb) continue;
     if (deviceContext(a) !== deviceContext(b) || deviceContext(s.node) !== deviceContext(b)) continue;
     if (pyHostTouches(s.node, a, b)) continue;
     ctx.report({
       node: s.node,
       messageId: s.helper ? 'helper' : 'redundant',
       data: { code: quote(s.node), stream: streamLabel(sb), inner: helpers.get(s.helper ?? '') ?? '' },
-      fix: deletion(ctx, stmt, true),
+      fix: deletion(ctx, stmt, s.node, true),
     });
   }
 
@@ -307,12 +322,12 @@ function cuda(ctx: CheckContext): void {
     if (!f || !f.isHost || cm.debugGated(s.node) || (f.body && traceGated(s.node, f.body))) continue;
     const stmt = cppStatement(s.node);
     if (fenceMarked(stmt, vocab.sync_fence_markers)) continue;
-    const mine = ops.filter((o) => contains(f.node, o.node) && !contains(o.node, s.node));
-    const before = mine.filter((o) => cppFlowsTo(o.node, s.node));
-    const a = before[before.length - 1];
-    const b = mine.find((o) => cppFlowsTo(s.node, o.node));
+    const mine = ops.filter((o) => contains(f.node, o.node));
+    const prior = mine.filter((o) => o.node.endIndex <= s.node.startIndex);
+    const a = findLast(prior, (o) => cppFlowsTo(o.node, s.node));
+    const b = mine.find((o) => o.node.startIndex >= s.node.endIndex && cppFlowsTo(s.node, o.node));
     if (!a || !b || a.stream !== b.stream) continue;
-    if (s.scope === 'device' ? before.some((o) => o.stream !== b.stream) : s.target !== b.stream) continue;
+    if (s.scope === 'device' ? prior.some((o) => o.stream !== b.stream && cppFlowsTo(o.node, s.node)) : s.target !== b.stream) continue;
     let ff = touchCache.get(f.node.id);
     if (!ff) touchCache.set(f.node.id, (ff = fnFacts(cm, f.node)));
     if (cppHostTouches(cm, ff, s.node, a.node, b.node, vocab.timing_calls)) continue;
@@ -320,7 +335,7 @@ function cuda(ctx: CheckContext): void {
       node: s.node,
       messageId: 'redundant',
       data: { code: quote(s.node), stream: streamLabel(b.stream) },
-      fix: deletion(ctx, stmt, false),
+      fix: deletion(ctx, stmt, s.node, false),
     });
   }
 }
@@ -384,7 +399,7 @@ function cppHostTouches(cm: CudaModel, f: FnFacts, sync: SyntaxNode, a: SyntaxNo
   for (const c of f.calls) {
     if (c.node.startIndex > a.endIndex && c.node.startIndex < b.startIndex && /^(cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent)$/.test(c.name)) return true;
     if (!after(c.node) || contains(c.node, sync)) continue;
-    if (BLOCKING_COPY.test(c.name) || FREES.test(c.name) || FILE_IO.test(c.name) || matchesVocab(c.path, timing)) return true;
+    if (BLOCKING_COPY.test(c.name) || FREES.test(c.name) || (FILE_IO.test(c.name) && !/^(stderr|stdout)$/.test(c.args[0]?.text ?? '')) || matchesVocab(c.path, timing)) return true;
     if (/^thrust::copy/.test(c.path)) return true;
     // A device pointer handed to a host library (MPI, a file writer, a checksum): it reads data the GPU produced.
     if (!cm.isGpuOp(c.node) && !/^(cuda|cu[A-Z]|nvtx|cub::|thrust::)/.test(c.path) && c.args.some((x) => (x.type === 'identifier' ? [x] : x.descendantsOfType('identifier')).some((i) => f.ptrs.has(i.text) || f.hostPtrs.has(i.text)))) return true;
@@ -413,6 +428,9 @@ export default defineCheck({
   create(ctx) {
     return {
       'source:exit'() {
+        // Every sync this rule reports names a `sync_calls` entry in the text; skip the stream analysis otherwise.
+        const text = ctx.source.text;
+        if (!ctx.config.vocab.sync_calls.some((e) => text.includes(lastName(e) ?? e))) return;
         if (ctx.source.language === 'python') python(ctx);
         else if (ctx.source.language === 'cuda') cuda(ctx);
       },

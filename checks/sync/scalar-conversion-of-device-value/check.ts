@@ -59,12 +59,13 @@ export default defineCheck({
           }
         }
         // `math.ceil(d_total / 256)`: the math module converts its argument with float() (one sync).
-        for (const call of ctx.source.root.descendantsOfType('call')) {
+        for (const call of m.moduleOf('math') !== undefined ? ctx.source.root.descendantsOfType('call') : []) {
           const p = m.callPath(call);
           if (p && /^math\.\w+$/.test(p) && m.moduleOf('math') !== undefined && pyArgs(call).positional.some((a) => m.isDevice(a))) candidates.push({ node: call, kind: 'convert' });
         }
 
         const seen = new Set<number>();
+        const opsByScope = new Map<number, SyntaxNode[]>();
         for (const c of candidates.sort((a, b) => a.node.startIndex - b.node.startIndex)) {
           const n = c.node;
           // One finding per expression: `int(d_x.item())` is reported once, on the outer conversion.
@@ -75,10 +76,9 @@ export default defineCheck({
           if (commentsAround(stmt).some((t) => markers.some((mk) => t.toLowerCase().includes(mk)))) continue;
           const scope = m.scopeOf(n);
           // Pipeline end: no GPU operation runs after the conversion (an operation whose arguments hold it runs after it).
-          const next = m.gpuOps
-            .map((o) => o.node)
-            .filter((o) => m.scopeOf(o).id === scope.id && !contains(n, o) && (contains(o, n) || m.flowsTo(n, o)))
-            .sort((a, b) => a.startIndex - b.startIndex)[0];
+          let ops = opsByScope.get(scope.id);
+          if (!ops) opsByScope.set(scope.id, (ops = m.gpuOps.map((o) => o.node).filter((o) => m.scopeOf(o).id === scope.id)));
+          const next = ops.filter((o) => !contains(n, o) && (contains(o, n) || (o.startIndex >= n.endIndex && m.flowsTo(n, o)))).sort((a, b) => a.startIndex - b.startIndex)[0];
           if (!next) continue;
           ctx.report({
             node: n,
