@@ -81,7 +81,7 @@ function cudaSide(source: Source, config: ResolvedConfig): SmemLaunch[] {
       dynamic: f.dynamicBytes(l),
       static: st?.bytes ?? 0,
       optIns,
-      attr: l.kind === 'cuLaunchKernel' ? 'CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES' : 'cudaFuncAttributeMaxDynamicSharedMemorySize',
+      attr: source.parent ? '`max_dynamic_shared_size_bytes`' : l.kind === 'cuLaunchKernel' ? 'CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES' : 'cudaFuncAttributeMaxDynamicSharedMemorySize',
       guarded: guardedBy(l.node, 'function_definition'),
     });
   }

@@ -526,3 +526,9 @@ export function describeCrossings(crossed: readonly GpuSpec[]): { gpu: string; l
   const rest = crossed.filter((t) => t.smemPerBlockOptinKb !== limitKb);
   return { gpu: first.map((t) => t.name).join('/'), limitKb, others: rest.map((t) => `${t.name} (${t.smemPerBlockOptinKb} KB)`).join(', ') };
 }
+
+/** Code quoted in a message: one line, at most `max` characters, kernel-string placeholders shown as written (`{tile}`). */
+export function quoteCode(t: string, max = 70): string {
+  const one = t.replace(/__FMT_(\w+?)__/g, '{$1}').replace(/__FSTR_\d+__/g, '{…}').replace(/\s+/g, ' ').trim();
+  return one.length > max ? one.slice(0, max - 3) + '...' : one;
+}

@@ -70,3 +70,137 @@ if (nativeParent) {
 }
 
 export const fastNodeFields = fast;
+
+/*
+ * `descendantsOfType` is a native walk of the whole subtree, and checks and models ask for the same
+ * node types of the same tree dozens of times (every rule wants the calls). Each tree is walked
+ * natively once, for the union of every type asked for so far; later queries, on the root or on a
+ * subtree, are answered from that index. Pre-order keeps a subtree's nodes contiguous and start
+ * offsets non-decreasing, so a subtree query is two binary searches.
+ */
+type SN = Parser.SyntaxNode;
+const nativeDescendants = (proto as unknown as { descendantsOfType: (this: SN, types: string | string[], start?: unknown, end?: unknown) => SN[] }).descendantsOfType;
+const nativeEnd = native('endIndex');
+const nativeField = (proto as unknown as { childForFieldName: (this: SN, name: string) => SN | null }).childForFieldName;
+
+interface TreeIndex {
+  rootId: number;
+  types: Set<string>;
+  byType: Map<string, SN[]>;
+  pos: Map<number, number>;
+  byKey: Map<string, SN[]>;
+}
+const indexes = new WeakMap<object, TreeIndex>();
+/** Every node type any caller has asked for, so the next tree is indexed in one walk. */
+const wantedTypes = new Set<string>();
+const endCache = new WeakMap<object, Map<number, number>>();
+const fieldCache = new WeakMap<object, Map<number, Map<string, SN | null>>>();
+
+function endOf(n: SN): number {
+  let cache = endCache.get(n.tree);
+  if (!cache) endCache.set(n.tree, (cache = new Map()));
+  const id = n.id;
+  let e = cache.get(id);
+  if (e === undefined) {
+    e = nativeEnd!.call(n) as number;
+    cache.set(id, e);
+  }
+  return e;
+}
+
+function buildIndex(tree: Parser.Tree, root: SN): TreeIndex {
+  const types = new Set(wantedTypes);
+  const all = types.size ? nativeDescendants.call(root, [...types]) : [];
+  const byType = new Map<string, SN[]>();
+  const pos = new Map<number, number>();
+  for (const t of types) byType.set(t, []);
+  all.forEach((n, i) => {
+    pos.set(n.id, i);
+    byType.get(n.type)?.push(n);
+  });
+  const idx: TreeIndex = { rootId: root.id, types, byType, pos, byKey: new Map() };
+  indexes.set(tree, idx);
+  return idx;
+}
+
+function rootQuery(idx: TreeIndex, list: string[], key: string): SN[] {
+  let r = idx.byKey.get(key);
+  if (!r) {
+    if (list.length === 1) r = idx.byType.get(list[0]) ?? [];
+    else {
+      r = list.flatMap((t) => idx.byType.get(t) ?? []);
+      r.sort((a, b) => idx.pos.get(a.id)! - idx.pos.get(b.id)!);
+    }
+    idx.byKey.set(key, r);
+  }
+  return r;
+}
+
+function lowerBound(list: SN[], start: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid].startIndex < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+if (fast && nativeEnd && typeof nativeDescendants === 'function') {
+  Object.defineProperty(proto, 'endIndex', { configurable: true, get(this: SN) { return endOf(this); } });
+  Object.defineProperty(proto, 'descendantsOfType', {
+    configurable: true,
+    writable: true,
+    value: function descendantsOfType(this: SN, types: string | string[], start?: unknown, end?: unknown): SN[] {
+      if (start !== undefined || end !== undefined) return nativeDescendants.call(this, types, start, end);
+      const list = typeof types === 'string' ? [types] : [...types];
+      const tree = this.tree;
+      let idx = indexes.get(tree);
+      let fresh = false;
+      for (const t of list) if (!wantedTypes.has(t)) (wantedTypes.add(t), (fresh = true));
+      if (!idx || fresh || list.some((t) => !idx!.types.has(t))) idx = buildIndex(tree, tree.rootNode);
+      const key = list.length === 1 ? list[0] : [...list].sort().join('\0');
+      const all = rootQuery(idx, list, key);
+      if (this.id === idx.rootId) return all.slice();
+      const s = this.startIndex;
+      const e = endOf(this);
+      if (e <= s) return nativeDescendants.call(this, list);
+      const lo = lowerBound(all, s);
+      const hi = lowerBound(all, e);
+      const out: SN[] = [];
+      const selfPos = idx.pos.get(this.id);
+      for (let i = lo; i < hi; i++) {
+        const n = all[i];
+        if (n.startIndex === s) {
+          const ne = endOf(n);
+          if (ne > e) continue; // an ancestor starting at the same offset
+          if (ne === e && n.id !== this.id) {
+            // Same range: an ancestor comes before this node in pre-order, a descendant after it.
+            if (selfPos === undefined) return nativeDescendants.call(this, list);
+            if (idx.pos.get(n.id)! < selfPos) continue;
+          }
+        }
+        out.push(n);
+      }
+      return out;
+    },
+  });
+  Object.defineProperty(proto, 'childForFieldName', {
+    configurable: true,
+    writable: true,
+    value: function childForFieldName(this: SN, name: string): SN | null {
+      let perTree = fieldCache.get(this.tree);
+      if (!perTree) fieldCache.set(this.tree, (perTree = new Map()));
+      const id = this.id;
+      let fields = perTree.get(id);
+      if (!fields) perTree.set(id, (fields = new Map()));
+      let r = fields.get(name);
+      if (r === undefined) {
+        r = nativeField.call(this, name);
+        fields.set(name, r);
+      }
+      return r;
+    },
+  });
+}

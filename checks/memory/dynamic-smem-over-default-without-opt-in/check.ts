@@ -1,11 +1,8 @@
-import { defaultLimitBytes, fmtBytes } from '../../../src/analysis/smem.js';
+import { defaultLimitBytes, fmtBytes, quoteCode } from '../../../src/analysis/smem.js';
 import { smemLaunches } from '../../../src/analysis/smem-launch.js';
 import { defineCheck } from '../../../src/engine/check.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 70 ? one.slice(0, 67) + '...' : one;
-};
+const short = (t: string) => quoteCode(t, 70);
 
 export default defineCheck({
   id: 'memory/dynamic-smem-over-default-without-opt-in',
@@ -34,7 +31,10 @@ export default defineCheck({
         for (const l of ctx.get(smemLaunches)) {
           if (l.dynamic === null || l.dynamic === 0 || l.dynamic + l.static <= limit) continue;
           const data = { kernel: l.label, n: fmtBytes(l.dynamic), attr: l.attr, code: short(l.node.text), static: fmtBytes(l.static), total: fmtBytes(l.dynamic + l.static) };
-          const howTo = l.attr.includes('max_dynamic')
+          // A kernel string's kernels are raised on the host, on the function the Python module loads.
+          const howTo = ctx.source.parent
+            ? `\`module.get_function("${l.kernel ?? l.label}").max_dynamic_shared_size_bytes = ${l.dynamic}\` in the Python code that loads the module`
+            : l.attr.includes('max_dynamic')
             ? `\`${l.label}.max_dynamic_shared_size_bytes = ${l.dynamic}\``
             : l.attr.startsWith('CU_')
               ? `\`cuFuncSetAttribute(${l.label}, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ${l.dynamic})\``

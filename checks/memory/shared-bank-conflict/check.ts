@@ -1,14 +1,11 @@
 import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
 import { laneEvaluator, type LaneEvaluator, type WarpShape } from '../../../src/analysis/lanes.js';
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
-import { bankConflictDegree, defaultLimitBytes, fmtBytes, smemFacts, type SharedDecl, type SmemFacts } from '../../../src/analysis/smem.js';
+import { bankConflictDegree, defaultLimitBytes, fmtBytes, smemFacts, type SharedDecl, type SmemFacts, quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
+const short = (t: string) => quoteCode(t, 60);
 
 interface Hit {
   node: SyntaxNode;

@@ -1,12 +1,9 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
-import { defaultLimitBytes, describeCrossings, fmtBytes, fmtKb, optInCrossings, smemFacts } from '../../../src/analysis/smem.js';
+import { defaultLimitBytes, describeCrossings, fmtBytes, fmtKb, optInCrossings, smemFacts, quoteCode } from '../../../src/analysis/smem.js';
 import { smemLaunches } from '../../../src/analysis/smem-launch.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 70 ? one.slice(0, 67) + '...' : one;
-};
+const short = (t: string) => quoteCode(t, 70);
 
 const SHRINK = 'Shrink the tile (fewer rows per block, or fp32/half staging), or pick the tile size per device from `cudaDevAttrMaxSharedMemoryPerBlockOptin` at run time.';
 

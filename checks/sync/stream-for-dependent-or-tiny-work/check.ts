@@ -84,7 +84,7 @@ function analyze(ctx: CheckContext, facts: StreamFacts, lang: Lang): Report[] {
     out.push({
       node: c.node,
       messageId: 'singleStream',
-      data: { code: quote(c.node), fn: lang.functionName(fn), n: mine.length, what: mine.length === 1 ? 'its only GPU operation runs' : `all ${mine.length} of its GPU operations run` },
+      data: { code: quote(c.node), fn: lang.functionName(fn), n: mine.length, what: mine.length === 1 ? 'its only GPU operation runs' : `its ${mine.length} GPU operations all run` },
     });
   }
   // (c) A consumer stream waits by event for a producer stream that does nothing else.
@@ -106,8 +106,9 @@ function analyze(ctx: CheckContext, facts: StreamFacts, lang: Lang): Report[] {
     if (prod.some((o) => o.node.startIndex > rec.node.startIndex) || cons.some((o) => o.node.startIndex < w.node.startIndex)) continue;
     // Work of any third stream (or the default stream) in the window could overlap the producer.
     if (ops.some((o) => o.stream !== producer && o.stream !== consumer && o.node.startIndex < w.node.startIndex)) continue;
-    // The producer does nothing anywhere else in the file either.
-    const elsewhere = facts.uses.some((u) => streamKey(u.stream) === producer && !contains(fn, u.node));
+    // A producer that is not a local of this function (a member) must do nothing anywhere else either.
+    const local = hostFunctionOf(decl.node)?.id === fn.id && lang.localKey(decl) !== null;
+    const elsewhere = !local && facts.uses.some((u) => streamKey(u.stream) === producer && !contains(fn, u.node));
     if (elsewhere) continue;
     out.push({ node: w.node, messageId: 'eventChain', data: { code: quote(w.node), consumer: w.stream ?? '', producer: rec.stream ?? '' } });
   }
