@@ -491,8 +491,13 @@ export function kernelStaticBytes(facts: SmemFacts, kernel: CudaFunction | undef
   if (!kernel) return null;
   const usages = facts.staticUsage(kernel);
   if (launchCallee?.type === 'template_function') {
-    const label = launchCallee.text.replace(/\s+/g, ' ').replace(/<\s*/g, '<').replace(/\s*>/g, '>');
-    const hit = usages.find((u) => u.inst.label.replace(/\s*>/g, '>') === label);
+    // The launch may leave defaulted arguments out: `gemm<double>` is `gemm<double, 64>`.
+    const norm = (t: string) => t.replace(/\s+/g, '');
+    const given = (launchCallee.childForFieldName('arguments')?.namedChildren ?? []).filter((c) => c.type !== 'comment').map((c) => norm(c.text));
+    const hit = usages.find((u) => {
+      const all = norm(u.inst.label.slice(u.inst.label.indexOf('<') + 1, -1)).split(',');
+      return given.every((g, i) => all[i] === g);
+    });
     if (hit) return { bytes: hit.bytes, label: hit.inst.label };
   }
   let best: StaticUsage | null = null;

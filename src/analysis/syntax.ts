@@ -62,17 +62,33 @@ function computeCalleePath(n: SyntaxNode): string | null {
  * Does a dotted path match a vocabulary entry? An entry matches the whole path or its tail
  * (`runtime.synchronize` matches `self.runtime.synchronize`); `*.name` matches any receiver.
  */
+interface CompiledVocab {
+  exact: Set<string>;
+  /** `*.name` entries, as `.name`. */
+  anyReceiver: string[];
+  results: Map<string, boolean>;
+}
+const compiledVocabs = new WeakMap<readonly string[], CompiledVocab>();
+
 export function matchesVocab(path: string | null, entries: readonly string[]): boolean {
   if (!path) return false;
-  for (const e of entries) {
-    if (e.startsWith('*.')) {
-      const tail = e.slice(1);
-      if (path.endsWith(tail) && path.length > tail.length) return true;
-    } else if (path === e || path.endsWith('.' + e) || path.endsWith('::' + e)) {
-      return true;
-    }
+  // Vocabularies are fixed per config; checks ask about the same paths over and over.
+  let c = compiledVocabs.get(entries);
+  if (!c) {
+    c = { exact: new Set(entries.filter((e) => !e.startsWith('*.'))), anyReceiver: entries.filter((e) => e.startsWith('*.')).map((e) => e.slice(1)), results: new Map() };
+    compiledVocabs.set(entries, c);
   }
-  return false;
+  const hit = c.results.get(path);
+  if (hit !== undefined) return hit;
+  let r = c.exact.has(path);
+  for (let i = 0; !r && i < path.length; i++) {
+    const ch = path[i];
+    if (ch === '.') r = c.exact.has(path.slice(i + 1));
+    else if (ch === ':' && path[i + 1] === ':') r = c.exact.has(path.slice(i + 2));
+  }
+  if (!r) for (const tail of c.anyReceiver) if (path.length > tail.length && path.endsWith(tail)) r = true;
+  c.results.set(path, r);
+  return r;
 }
 
 /** Last component of a dotted path. */
@@ -83,7 +99,19 @@ export function lastName(path: string | null): string | null {
 }
 
 /** Positional arguments and keyword arguments of a Python call. */
+const argsMemo = new WeakMap<object, Map<number, { positional: SyntaxNode[]; keywords: Map<string, SyntaxNode> }>>();
+
 export function pyArgs(call: SyntaxNode): { positional: SyntaxNode[]; keywords: Map<string, SyntaxNode> } {
+  let memo = argsMemo.get(call.tree);
+  if (!memo) argsMemo.set(call.tree, (memo = new Map()));
+  const id = call.id;
+  let r = memo.get(id);
+  if (!r) memo.set(id, (r = computePyArgs(call)));
+  // Callers may push to the arrays they get: hand out copies.
+  return { positional: r.positional.slice(), keywords: new Map(r.keywords) };
+}
+
+function computePyArgs(call: SyntaxNode): { positional: SyntaxNode[]; keywords: Map<string, SyntaxNode> } {
   const positional: SyntaxNode[] = [];
   const keywords = new Map<string, SyntaxNode>();
   const args = call.childForFieldName('arguments');

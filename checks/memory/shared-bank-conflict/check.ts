@@ -33,6 +33,25 @@ function indicesOf(top: SyntaxNode): SyntaxNode[] {
   return out;
 }
 
+/**
+ * Catalog do-not-flag "arrays already padded (W+1)": an inner extent written `X + c` (c ≤ 4) or equal to
+ * a power of two plus one (`[32][33]`, `[16][17]`, `double [8][9]`). Padding by one makes a column walk
+ * conflict-free only when a warp spans one row of threads; in a 16×16 block the transposed access of a
+ * `[16][17]` tile keeps a 2-way conflict, which is the padding the author chose, not an oversight.
+ */
+function alreadyPadded(f: SmemFacts, d: SharedDecl): boolean {
+  const last = d.dims[d.dims.length - 1];
+  if (last.type === 'binary_expression' && last.childForFieldName('operator')?.text === '+') {
+    const c = Number(last.childForFieldName('right')?.text);
+    if (Number.isInteger(c) && c >= 1 && c <= 4) return true;
+  }
+  const insts = d.fn ? f.instantiations(d.fn) : [{ bindings: new Map<string, number | null>() }];
+  return insts.some((i) => {
+    const w = f.size(d, i.bindings).extents[d.dims.length - 1];
+    return w !== null && w >= 5 && Number.isInteger(Math.log2(w - 1));
+  });
+}
+
 /** Name of the function `n` is passed to as an argument, or ''. */
 function calleeOfArgument(n: SyntaxNode): string {
   const call = n.parent?.type === 'argument_list' ? n.parent.parent : null;
@@ -72,15 +91,17 @@ function warpShape(ctx: CheckContext, m: CudaModel, f: SmemFacts, fn: CudaFuncti
 function analyse(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
   const f = ctx.get(smemFacts);
-  const candidates = new Set(f.decls.filter((d) => d.dims.length >= 2 && !d.dynamic));
+  const candidates = new Set(f.decls.filter((d) => d.dims.length >= 2 && !d.dynamic && !alreadyPadded(f, d)));
   if (!candidates.size) return;
   const names = new Set([...candidates].map((d) => d.name));
+  // Uses are searched where the arrays are visible: their functions, or the whole file for file-scope arrays.
+  const scopes = [...candidates].some((d) => !d.fn) ? [ctx.source.root] : [...new Map([...candidates].map((d) => [d.fn!.node.id, d.fn!.node])).values()];
   const hits = new Map<SharedDecl, Hit[]>();
   const flattened = new Set<SharedDecl>();
   const usesY = new Map<number, boolean>();
   const evaluators = new Map<string, LaneEvaluator>();
 
-  for (const id of ctx.source.root.descendantsOfType('identifier')) {
+  for (const id of scopes.flatMap((sc) => sc.descendantsOfType('identifier'))) {
     if (!names.has(id.text)) continue;
     const decl = f.declFor(id.text, id);
     if (!decl || !candidates.has(decl) || id.parent?.id === decl.declarator.id || decl.declarator.descendantsOfType('identifier')[0]?.id === id.id) continue;

@@ -75,16 +75,18 @@ function analyze(ctx: CheckContext, facts: StreamFacts, lang: Lang): Report[] {
       out.push({ node: c.node, messageId: 'perIteration', data: { code: quote(c.node), op: quote(mine[0].node) } });
       continue;
     }
-    // (b) A function whose every GPU operation runs on the one stream it creates: nothing overlaps.
+    // (b) A function whose only GPU operation runs on the one stream it creates: nothing overlaps. A
+    // chain of several operations on one stream is same-stream ordering, which 003 §2.1 recommends;
+    // only the creation is wasted there, and flagging every such wrapper would bury the real cases.
     if (!fn || threaded || c.nonBlocking || ctx.config.setupFunctions.test(lang.functionName(fn))) continue;
     if (facts.creations.some((o) => o !== c && hostFunctionOf(o.node)?.id === fn.id)) continue;
     const mine = ops.filter((o) => o.stream === key);
-    if (!mine.length || mine.length !== ops.length) continue;
+    if (mine.length !== 1 || ops.length !== 1) continue;
     if (!staysLocal(facts, lang, c, fn, ops)) continue;
     out.push({
       node: c.node,
       messageId: 'singleStream',
-      data: { code: quote(c.node), fn: lang.functionName(fn), n: mine.length, what: mine.length === 1 ? 'its only GPU operation runs' : `its ${mine.length} GPU operations all run` },
+      data: { code: quote(c.node), fn: lang.functionName(fn), op: quote(mine[0].node) },
     });
   }
   // (c) A consumer stream waits by event for a producer stream that does nothing else.
@@ -199,7 +201,7 @@ export default defineCheck({
   why: 'Creating a stream costs ~1–2 µs, more than a tiny transfer takes, and a dependent chain or a single kernel has nothing to overlap with, while same-stream ordering costs nothing (003 §2.1).',
   messages: {
     perIteration: 'A new stream is created for work that has nothing to overlap with: `{{code}}` runs in a loop for a single operation (`{{op}}`) and is then dropped, paying ~1–2 µs of creation per iteration; same-stream ordering is free.',
-    singleStream: 'A new stream is created for work that has nothing to overlap with: `{{fn}}` creates `{{code}}` and {{what}} on it (a dependent chain or a single kernel); same-stream ordering is free.',
+    singleStream: 'A new stream is created for work that has nothing to overlap with: `{{fn}}` creates `{{code}}` for its single GPU operation (`{{op}}`), paying ~1–2 µs of creation per call; same-stream ordering is free.',
     eventChain: 'A new stream is created for work that has nothing to overlap with: `{{code}}` makes `{{consumer}}` wait for `{{producer}}`, which does nothing else (a sequential dependency); same-stream ordering is free.',
   },
   fix: 'judgment',
