@@ -70,6 +70,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const fileLines = new Map<string, Array<string | undefined>>();
 
   let index = 0;
+  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
   for (const file of diff.files) {
     opts.onProgress?.(++index, diff.files.length, file.path);
     // Trees are freed by native finalizers, which only run once the event loop turns.
@@ -85,6 +86,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     if (include && !include(file.path)) { skip('not matched by config "include"'); continue; }
     if (exclude && exclude(file.path)) { skip('matched by config "exclude"'); continue; }
     if (file.problem) { skip(file.problem); continue; }
+    if (performance.now() > reviewDeadline) { skip(`review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`); continue; }
     try {
       const got = await reviewFile(file, opts.readFile, config, checks, errors);
       if (got.skipped) { skip(got.skipped); report.language = got.language; continue; }
@@ -175,12 +177,13 @@ async function reviewFile(file: DiffFile, readFile: FileReader | undefined, conf
   const projectVocabulary = usesVocabulary(full ?? hunkText, config.vocab.vibespatial_helpers);
   const sources: Source[] = [];
   const raw: RawFinding[] = [];
+  const deadline = performance.now() + config.limits.fileTimeoutMs;
   for (const unit of units) {
-    const built = buildSources(file.path, language, unit, config.limits.fileTimeoutMs);
+    const built = buildSources(file.path, language, unit, Math.max(1, deadline - performance.now()));
     sources.push(...built);
     for (const s of built) {
       const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary));
-      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors));
+      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline));
     }
   }
   const sup = scanSuppressions(lines);

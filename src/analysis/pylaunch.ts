@@ -170,10 +170,10 @@ function build(source: Source, config: ResolvedConfig): PyLaunchFacts {
   const bound = new Map<string, string | null>();
   const kernelOfCall = (call: SyntaxNode): string | null | undefined => {
     const p = calleePath(call.childForFieldName('function')) ?? '';
+    const raw = /(^|\.)RawKernel$/.test(p);
+    if (!raw && !/(^|\.)get_function$/.test(p)) return undefined;
     const { positional, keywords } = pyArgs(call);
-    if (/(^|\.)RawKernel$/.test(p)) return stringValue(keywords.get('name') ?? positional[1]);
-    if (/(^|\.)get_function$/.test(p)) return stringValue(keywords.get('name') ?? positional[0]);
-    return undefined;
+    return stringValue(keywords.get('name') ?? positional[raw ? 1 : 0]);
   };
   const nameOfKernelExpr = (e: SyntaxNode | null | undefined): { known: boolean; cudaName: string | null } => {
     const u = unparen(e);
@@ -227,10 +227,15 @@ function build(source: Source, config: ResolvedConfig): PyLaunchFacts {
       optIns.push({ node: u, key: unparen(k)?.text ?? null, cudaName: nameOfKernelExpr(k).cudaName, value: intValue(v) });
     }
   };
+  const LAUNCH_OR_OPT_IN = /^(cudaFuncSetAttribute|cuFuncSetAttribute|cuLaunchKernel|cudaLaunchKernel|launch|launch_kernel)$/;
   for (const call of root.descendantsOfType('call')) {
     const fn = call.childForFieldName('function');
     const p = calleePath(fn) ?? '';
     const name = lastName(p) ?? '';
+    // Most calls of a module are neither launches nor opt-ins: decide that before reading the arguments.
+    const maybeKernel =
+      !!fn && (fn.type === 'subscript' || fn.type === 'call' || ((fn.type === 'identifier' || fn.type === 'attribute') && (bound.has(fn.text) || py.kernelNames.has(fn.text))));
+    if (!maybeKernel && !LAUNCH_OR_OPT_IN.test(name)) continue;
     const { positional, keywords } = pyArgs(call);
     const smemKw = SMEM_KWARGS.map((k) => keywords.get(k)).find((x) => x) ?? null;
     if (/^(cudaFuncSetAttribute|cuFuncSetAttribute)$/.test(name) && OPT_IN_ATTR.test(positional[1]?.text ?? '')) {
@@ -255,7 +260,7 @@ function build(source: Source, config: ResolvedConfig): PyLaunchFacts {
       launches.push({ node: call, via: 'kernel-call', kernel: fn, cudaName: k.cudaName, grid: positional[0] ?? keywords.get('grid') ?? null, block: positional[1] ?? keywords.get('block') ?? null, smem: smemKw });
     }
   }
-  for (const a of root.descendantsOfType('assignment')) {
+  for (const a of source.text.includes('max_dynamic_shared_size_bytes') ? root.descendantsOfType('assignment') : []) {
     const left = a.childForFieldName('left');
     if (left?.type !== 'attribute' || left.childForFieldName('attribute')?.text !== 'max_dynamic_shared_size_bytes') continue;
     addOptIn(a, left.childForFieldName('object'), a.childForFieldName('right'));

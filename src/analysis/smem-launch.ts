@@ -23,7 +23,7 @@ export interface SmemLaunch {
   dynamic: number | null;
   /** Static shared bytes of the kernel (known declarations; 0 when the kernel is not in this file). */
   static: number;
-  /** Opt-ins that may cover this launch; `effective` is false for one set after the launch in the same function. */
+  /** Opt-ins that may cover this launch; `effective` is false for one set after the launch in the same function. Static bytes, opt-ins and `guarded` are only computed for launches with constant dynamic bytes. */
   optIns: Array<{ node: SyntaxNode; value: number | null; effective: boolean; line: number }>;
   /** The attribute's name in this API (for messages). */
   attr: string;
@@ -61,6 +61,12 @@ function cudaSide(source: Source, config: ResolvedConfig): SmemLaunch[] {
   // A kernel string's kernels are raised from the Python module that loads them.
   const parent = source.parent ? pythonLaunches.compute(source.parent, config) : null;
   for (const l of m.launches) {
+    const dynamic = f.dynamicBytes(l);
+    // Launches without constant dynamic shared memory need no more facts (nothing checks them).
+    if (!dynamic) {
+      out.push({ node: l.node, label: l.kernel ?? '?', kernel: l.kernel, dynamic, static: 0, optIns: [], attr: '', guarded: false });
+      continue;
+    }
     const kernel = f.canonicalKernel(l.kernel);
     const kfn = kernel ? m.kernels.get(kernel) : undefined;
     const callee = l.kind === 'chevron' ? l.node.childForFieldName('function') : l.node.childForFieldName('arguments')?.namedChildren[l.kind === 'cudaLaunchKernelEx' ? 1 : 0];
@@ -78,7 +84,7 @@ function cudaSide(source: Source, config: ResolvedConfig): SmemLaunch[] {
       node: l.node,
       label: l.kind === 'chevron' && callee ? callee.text.replace(/\s+/g, ' ') : kernel ? kernel + (f.kernelArgs(callee) !== null ? `<${f.kernelArgs(callee)}>` : '') : '?',
       kernel,
-      dynamic: f.dynamicBytes(l),
+      dynamic,
       static: st?.bytes ?? 0,
       optIns,
       attr: source.parent ? '`max_dynamic_shared_size_bytes`' : l.kind === 'cuLaunchKernel' ? 'CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES' : 'cudaFuncAttributeMaxDynamicSharedMemorySize',
@@ -93,6 +99,11 @@ function pythonSide(source: Source, config: ResolvedConfig): SmemLaunch[] {
   const py = pythonModel.compute(source, config);
   const out: SmemLaunch[] = [];
   for (const l of pl.launches) {
+    const dynamic = pl.smemBytes(l);
+    if (!dynamic) {
+      out.push({ node: l.node, label: l.cudaName ?? '?', kernel: l.cudaName, dynamic, static: 0, optIns: [], attr: '', guarded: false });
+      continue;
+    }
     const st = l.cudaName ? staticBytesIn(pl.kernelSources(l.cudaName), l.cudaName, config) : null;
     const scope = py.scopeOf(l.node);
     const optIns = pl.optInsFor(l).map((o: PyOptIn) => {
@@ -103,7 +114,7 @@ function pythonSide(source: Source, config: ResolvedConfig): SmemLaunch[] {
       node: l.node,
       label: l.kernel?.text.replace(/\s+/g, ' ') ?? l.cudaName ?? '?',
       kernel: l.cudaName,
-      dynamic: pl.smemBytes(l),
+      dynamic,
       static: st?.bytes ?? 0,
       optIns,
       attr: l.via === 'cuLaunchKernel' ? 'CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES' : l.via === 'cudaLaunchKernel' ? 'cudaFuncAttributeMaxDynamicSharedMemorySize' : '`max_dynamic_shared_size_bytes`',

@@ -154,7 +154,14 @@ function build(source: Source, config: ResolvedConfig): SmemFacts {
   const root = source.root;
 
   const decls: SharedDecl[] = [];
-  for (const d of root.descendantsOfType('declaration')) {
+  // Only declarations that spell the qualifier: find them from the text rather than walking every declaration.
+  const sharedDecls = new Map<number, SyntaxNode>();
+  for (const hit of source.text.matchAll(/\b__shared__\b|\[\[shared\]\]/g)) {
+    let n: SyntaxNode | null = root.descendantForIndex(hit.index);
+    while (n && n.type !== 'declaration' && n.type !== 'function_definition' && n.type !== 'translation_unit') n = n.parent;
+    if (n?.type === 'declaration') sharedDecls.set(n.id, n);
+  }
+  for (const d of [...sharedDecls.values()].sort((a, b) => a.startIndex - b.startIndex)) {
     const firstDecl = d.childForFieldName('declarator');
     const head = firstDecl ? source.text.slice(d.startIndex, firstDecl.startIndex) : d.text;
     if (!SHARED.test(head)) continue;
@@ -369,18 +376,33 @@ function build(source: Source, config: ResolvedConfig): SmemFacts {
     const t = n ? [n, ...n.descendantsOfType('template_function')].find((x) => x.type === 'template_function') : undefined;
     return t ? (t.childForFieldName('arguments')?.text ?? '').replace(/\s+/g, '').replace(/^<|>$/g, '') : null;
   };
-  for (const init of root.descendantsOfType('init_declarator')) {
-    const name = init.childForFieldName('declarator');
-    const value = init.childForFieldName('value');
-    const target = kernelRefName(value);
-    if (name?.type === 'identifier' && target && model.kernels.has(target)) aliases.set(name.text, { name: target, args: refArgs(value) });
-  }
-  const canonicalKernel = (name: string | null): string | null => (name ? (aliases.get(name)?.name ?? name) : null);
+  let aliasesBuilt = false;
+  const buildAliases = () => {
+    aliasesBuilt = true;
+    const names = [...model.kernels.keys()].filter((k) => /^\w+$/.test(k));
+    if (!names.length) return;
+    // `x = ... kernel` initializers, located from the text: walking every initializer of a large file is slow.
+    const re = new RegExp(`=[^;=]*?\\b(?:${names.join('|')})\\b`, 'g');
+    for (const hit of source.text.matchAll(re)) {
+      let init: SyntaxNode | null = root.descendantForIndex(hit.index);
+      while (init && init.type !== 'init_declarator' && init.type !== 'declaration' && init.type !== 'function_definition') init = init.parent;
+      if (init?.type !== 'init_declarator') continue;
+      const name = init.childForFieldName('declarator');
+      const value = init.childForFieldName('value');
+      const target = kernelRefName(value);
+      if (name?.type === 'identifier' && target && model.kernels.has(target)) aliases.set(name.text, { name: target, args: refArgs(value) });
+    }
+  };
+  const alias = (name: string) => {
+    if (!aliasesBuilt) buildAliases();
+    return aliases.get(name);
+  };
+  const canonicalKernel = (name: string | null): string | null => (name ? (alias(name)?.name ?? name) : null);
   const kernelArgs = (ref: SyntaxNode | null | undefined): string | null => {
     const own = refArgs(ref);
     if (own !== null) return own;
     const n = kernelRefName(ref);
-    return n ? (aliases.get(n)?.args ?? null) : null;
+    return n ? (alias(n)?.args ?? null) : null;
   };
 
   const optIns: SmemOptIn[] = [];

@@ -57,7 +57,8 @@ export const configSchema = z
       .object({
         max_file_bytes: z.number().int().positive().optional().describe('Files larger than this are skipped. Default: 2000000.'),
         max_line_length: z.number().int().positive().optional().describe('Files with a longer line (minified or generated) are skipped. Default: 20000.'),
-        file_timeout_ms: z.number().int().positive().optional().describe('Parse time limit per source. Default: 5000.'),
+        file_timeout_ms: z.number().int().positive().optional().describe('Time limit for parsing and checking one file; checks still pending when it runs out are skipped, with an error entry. Default: 20000.'),
+        review_timeout_ms: z.number().int().positive().optional().describe('Time limit for a whole review; files not reached in time are skipped with the reason. Default: 600000.'),
       })
       .strict()
       .optional()
@@ -82,7 +83,7 @@ export interface ResolvedConfig {
   enablePreview: boolean;
   skipDrafts: boolean;
   skipBotAuthors: boolean;
-  limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number };
+  limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number; reviewTimeoutMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -152,7 +153,8 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     limits: {
       maxFileBytes: c.limits?.max_file_bytes ?? 2_000_000,
       maxLineLength: c.limits?.max_line_length ?? 20_000,
-      fileTimeoutMs: c.limits?.file_timeout_ms ?? 5000,
+      fileTimeoutMs: c.limits?.file_timeout_ms ?? 20_000,
+      reviewTimeoutMs: c.limits?.review_timeout_ms ?? 600_000,
     },
   };
 }

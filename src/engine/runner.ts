@@ -40,7 +40,13 @@ function overlapsError(s: Source, start: number, end: number): boolean {
  * then each node goes to its visitors in document order. A failing check becomes an error value;
  * the other checks' findings stand.
  */
-export function runChecks(source: Source, checks: readonly CheckDef[], config: ResolvedConfig, errors: ReviewError[]): RawFinding[] {
+export function runChecks(
+  source: Source,
+  checks: readonly CheckDef[],
+  config: ResolvedConfig,
+  errors: ReviewError[],
+  deadline = Number.POSITIVE_INFINITY,
+): RawFinding[] {
   const findings: RawFinding[] = [];
   const memo = new Map<string, unknown>();
   const lines = source.text.split('\n');
@@ -82,8 +88,15 @@ export function runChecks(source: Source, checks: readonly CheckDef[], config: R
   }
 
   const failed = new Set<string>();
+  let outOfTime = false;
   const guard = (check: CheckDef, run: () => void) => {
-    if (failed.has(check.id)) return;
+    if (failed.has(check.id) || outOfTime) return;
+    // A check cannot be interrupted, but the next one does not start once the file's budget is spent.
+    if (performance.now() > deadline) {
+      outOfTime = true;
+      errors.push({ path: source.path, message: `analysis of ${source.label} ran out of its time budget; some checks did not run` });
+      return;
+    }
     try {
       run();
     } catch (e) {
