@@ -182,7 +182,7 @@ async function reviewFile(file: DiffFile, readFile: FileReader | undefined, conf
     const built = buildSources(file.path, language, unit, Math.max(1, deadline - performance.now()));
     sources.push(...built);
     for (const s of built) {
-      const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary));
+      const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary || (c.vocabularyOptIn?.(config, s.language, full ?? hunkText) ?? false)));
       if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline));
     }
   }

@@ -148,22 +148,24 @@ export function laneEvaluator(model: CudaModel, fn: CudaFunction, shape: WarpSha
     const init = evalNode(d.childForFieldName('value'));
     if (!init) return null;
     if (ws.length === 0) return init;
-    const isCounter = scope.type === 'for_statement' && scope.childForFieldName('initializer')?.id === d.parent?.id;
-    // Every write must add a uniform step (or assign a uniform value to a uniform variable).
+    // Only loop counters are followed through writes: a write anywhere else may sit under a
+    // lane-dependent branch (`if (v > 0) ++c;`), which makes the variable thread-dependent.
+    const update = scope.type === 'for_statement' && scope.childForFieldName('initializer')?.id === d.parent?.id ? scope.childForFieldName('update') : null;
+    if (!update) return null;
     for (const w of ws) {
+      if (!within(update, w)) return null;
       if (w.type === 'update_expression') continue;
       const rhs = evalNode(w.childForFieldName('right'));
-      if (!rhs || !isUniform(rhs)) return null;
       const op = w.childForFieldName('operator')?.text ?? w.children[1]?.text;
-      if (op !== '+=' && op !== '-=' && !(op === '=' && isUniform(init))) return null;
+      const additive = op === '+=' || op === '-=';
+      // Scaling a lane-varying counter changes its pattern across lanes, not just its offset.
+      if (!rhs || !isUniform(rhs) || !(additive || ((op === '<<=' || op === '>>=' || op === '*=') && isUniform(init)))) return null;
     }
-    if (isCounter) {
-      const cond = scope.childForFieldName('condition');
-      if (cond && cond.type === 'binary_expression') {
-        const other = [cond.childForFieldName('left'), cond.childForFieldName('right')].find((s) => s?.text !== name);
-        const ov = other ? evalNode(other) : null;
-        if (!ov || !isUniform(ov)) return null;
-      }
+    const cond = scope.childForFieldName('condition');
+    if (cond && cond.type === 'binary_expression') {
+      const other = [cond.childForFieldName('left'), cond.childForFieldName('right')].find((x) => x?.text !== name);
+      const ov = other ? evalNode(other) : null;
+      if (!ov || !isUniform(ov)) return null;
     }
     // A counter advanced by uniform steps keeps its per-lane pattern, shifted by an unknown amount.
     return { vals: init.vals, mod: 1 };

@@ -50,6 +50,16 @@ export const configSchema = z
       .optional()
       .describe(`Regex of one-time setup/teardown function names, never hot paths (C++ constructors and destructors always count). Default: ${DEFAULT_SETUP_FUNCTIONS}`),
     inline_comment_cap: z.number().int().min(0).max(1000).optional().describe('Most inline comments per review; the rest go to the review body. Default: 30.'),
+    precision: z
+      .object({
+        require_compute_t: z
+          .boolean()
+          .optional()
+          .describe('Also apply precision/hardcoded-double to .cu/.cuh files: their kernels must do arithmetic in the compute_t typedef, not hard-coded double (catalog §3 Pass 4). Default: false.'),
+      })
+      .strict()
+      .optional()
+      .describe('Precision rules (Pass 4) options.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     skip_drafts: z.boolean().optional().describe('GitHub App: skip draft pull requests. Default: true.'),
     skip_bot_authors: z.boolean().optional().describe('GitHub App: skip pull requests opened by bots. Default: true.'),
@@ -81,6 +91,7 @@ export interface ResolvedConfig {
   setupFunctions: RegExp;
   inlineCommentCap: number;
   enablePreview: boolean;
+  precision: { requireComputeT: boolean };
   skipDrafts: boolean;
   skipBotAuthors: boolean;
   limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number; reviewTimeoutMs: number };
@@ -148,6 +159,7 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     setupFunctions: setup,
     inlineCommentCap: c.inline_comment_cap ?? 30,
     enablePreview: c.enable_preview ?? false,
+    precision: { requireComputeT: c.precision?.require_compute_t ?? false },
     skipDrafts: c.skip_drafts ?? true,
     skipBotAuthors: c.skip_bot_authors ?? true,
     limits: {

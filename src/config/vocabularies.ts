@@ -342,7 +342,22 @@ export const DEFAULT_VOCABULARIES = {
     'runtime.memory_pool_stats', 'make_kernel_cache_key', 'count_scatter_total', 'request_warmup',
     'request_nvrtc_warmup', 'PrecisionPlan', 'PrecisionMode', 'plan.compute_precision',
     'plan.center_coordinates', 'plan.compensation', '_WORK_BINS',
+    // The precision typedef of vibeSpatial kernel templates (catalog Pass 4 vocabulary); it is what a `.cu` file of the project shows.
+    'compute_t',
   ],
+  /** Helpers that build a kernel module-cache key from a name and the (formatted) source (003 §7.1, §7.2). */
+  kernel_cache_key_calls: ['make_kernel_cache_key'],
+  /** Runtime calls that compile kernel source with NVRTC and take a `cache_key=` (003 §7.2). */
+  kernel_compile_calls: ['compile_kernels'],
+  /** Direct NVRTC program creation/compilation (cuda-python), which bypasses the runtime's module cache. */
+  nvrtc_program_calls: ['nvrtcCreateProgram', 'nvrtcCompileProgram'],
+  /** File stems of the module that implements the runtime's compile/cache layer (it may call NVRTC directly). */
+  kernel_runtime_modules: ['runtime', 'cuda_runtime', '_runtime', 'nvrtc_runtime', '_cuda_runtime'],
+  /**
+   * Names that carry the precision variant of a kernel template (`.format(compute_type=...)`,
+   * `plan.compute_precision`); a cache-key name interpolating one covers the precision (003 §7.1, §6.6).
+   */
+  precision_names: ['compute_type', 'compute_precision', 'precision', 'compute_dtype'],
   /** Array attributes that are host metadata, never a transfer. */
   metadata_attributes: ['shape', 'size', 'ndim', 'dtype', 'nbytes', 'strides', 'itemsize', 'data', 'ptr', 'device', 'flags', 'T_shape'],
   /** Calls that mark a CPU fallback branch (003 §8.2 numpy exception) when they appear in a branch condition. */
@@ -350,8 +365,72 @@ export const DEFAULT_VOCABULARIES = {
   constructive_kernel_names: ['clip', 'overlay', 'intersect', 'union', 'difference', 'symdiff', 'split', 'snap', 'polygonize', 'buffer', 'construct'],
   metric_kernel_names: ['area', 'length', 'perimeter', 'centroid', 'distance', 'hausdorff', 'frechet'],
   coord_names: ['pts', 'points', 'coords', 'xy', 'xyz', 'vert', 'vertices', 'point'],
+  /** PREDICATE kernel names (003 §6.2: fp32 coarse + selective fp64 refinement); `precision/fast-math-in-precision-critical`. */
+  predicate_kernel_names: ['contains', 'within', 'intersects', 'pip', 'predicate', 'covers', 'touches'],
+  /**
+   * Index, counting and flag-setting kernel names (003 §6.3 "Integer-like operations: counting, indexing, flag
+   * setting"); with `coarse_kernel_names` they are never precision-critical.
+   */
+  integer_like_kernel_names: ['coarse', 'index', 'flag', 'count', 'mask', 'morton', 'hilbert', 'histogram', 'scatter_offsets'],
+  /**
+   * Names that select the kernel precision (003 §6.2 ADR-0002): a function mentioning one of them decides
+   * between fp32 and fp64 (`precision/cc-or-name-heuristic`).
+   */
+  precision_selectors: ['compute_type', 'PrecisionMode', 'PrecisionPlan', 'use_fp64', 'use_fp32', 'compute_precision', 'use_double', 'compute_t'],
+  /** Operation names whose reductions must be reproducible (003 §11: "overlay area, dissolve"). */
+  reproducible_reduction_names: ['overlay', 'dissolve', 'area', 'union', 'aggregate'],
+  /**
+   * Calls that enumerate or select among several GPUs; a module with none of them runs on one GPU
+   * (`precision/cccl-gpu-to-gpu-single-gpu`, `precision/cccl-multi-gpu-needs-gpu-to-gpu`).
+   */
+  multi_device_calls: [
+    'cudaSetDevice', 'cudaGetDeviceCount', 'cuDeviceGetCount', 'cuDeviceGet', 'cuCtxSetCurrent', 'cp.cuda.runtime.setDevice',
+    'cupy.cuda.runtime.setDevice', 'cp.cuda.runtime.getDeviceCount', 'cupy.cuda.runtime.getDeviceCount', 'cudart.cudaSetDevice',
+    'cudart.cudaGetDeviceCount', 'driver.cuDeviceGetCount', 'runtime.getDeviceCount', 'runtime.device_count', 'torch.cuda.device_count',
+    'torch.cuda.set_device', 'ncclCommInitRank', 'ncclCommInitAll', 'ncclAllReduce', 'nccl.NcclCommunicator', 'cupy.cuda.nccl.NcclCommunicator',
+  ],
+  /**
+   * Precision vocabulary (catalog §2.4, 003 §6.2/§7.1): the `.format(...)` keyword (and host variable) that
+   * carries the compute type into a kernel template.
+   */
+  precision_type_params: ['compute_type'],
+  /** Typedef names a precision template declares for its arithmetic type (`typedef {compute_type} compute_t;`). */
+  precision_typedefs: ['compute_t'],
+  /** Names a PrecisionPlan is passed or bound under in a dispatch function. */
+  precision_plan_names: ['plan', 'precision_plan'],
+  /** Calls that build or select a PrecisionPlan. */
+  precision_plan_factories: ['PrecisionPlan', 'select_precision_plan', 'make_precision_plan', 'resolve_precision_plan', 'precision_plan_for'],
+  /** Plan fields that choose the compute precision (`plan.compute_precision`). */
+  precision_compute_fields: ['compute_precision'],
+  /** Plan fields that switch coordinate centering on (`plan.center_coordinates`). */
+  precision_center_fields: ['center_coordinates'],
+  /** Kernel parameters that receive the centering origin (003 §7.1 `center_x`, `center_y`). */
+  center_param_names: ['center_x', 'center_y', 'center_z', 'centre_x', 'centre_y', 'cx', 'cy', 'cz', 'origin_x', 'origin_y'],
+  /** COARSE kernels (003 §6.2/§6.3: bounds, index); fp32 bounding-box prefilters are fine inside constructive pipelines. */
+  coarse_kernel_names: ['bounds', 'bbox', 'envelope', 'mbr', 'extent', 'prefilter', 'candidate'],
   /** Macros that expand to `__global__` (RAFT_KERNEL-style). */
   kernel_macros: ['RAFT_KERNEL', 'CUSPATIAL_KERNEL', 'KERNEL', 'GLOBAL'],
+  /**
+   * Calls that compile a kernel or build a module from source or an image (NVRTC, CuPy, cuda-python driver);
+   * catalog `nvrtc/compile-in-hot-path`.
+   */
+  nvrtc_compile_calls: [
+    'runtime.compile_kernels', '*.compile_kernels', 'cp.RawKernel', 'cupy.RawKernel', 'cp.RawModule', 'cupy.RawModule',
+    'cp.ElementwiseKernel', 'cupy.ElementwiseKernel', 'cp.ReductionKernel', 'cupy.ReductionKernel', 'nvrtcCompileProgram',
+    'cuModuleLoadData', 'cuModuleLoadDataEx', 'cuModuleLoad', 'cuLibraryLoadData',
+  ],
+  /** Module-scope NVRTC warmup declarations (003 §7.3 level 2; `nvrtc/missing-module-warmup`). */
+  nvrtc_warmup_calls: ['request_nvrtc_warmup'],
+  /** Module-scope CCCL warmup declarations (003 §7.3 level 1; `nvrtc/missing-cccl-warmup`). */
+  cccl_warmup_calls: ['request_warmup'],
+  /** Plan-level (pipeline-aware, 003 §7.3 level 3) requirement declarations that cover a module's CCCL specs. */
+  warmup_requirement_calls: ['declare_requirements'],
+  /** Compile helpers of another module that declares the NVRTC warmup for what it compiles (`nvrtc/missing-module-warmup`). */
+  warmup_delegates: [] as string[],
+  /** Accepted values of NVRTC's `--std=` (`nvrtc/std-flag-convention`; 003 §7.4: c++17 is the vibeSpatial convention). */
+  nvrtc_std_versions: ['c++17'],
+  /** NVRTC options every explicit options tuple must contain (e.g. `--std=c++17`); empty: omission is not flagged. */
+  nvrtc_required_options: [] as string[],
 };
 
 export type VocabularyName = keyof typeof DEFAULT_VOCABULARIES;

@@ -25,6 +25,12 @@ export interface CheckMeta {
   supersedes?: string[];
   /** Switched off on repositories without the vibeSpatial vocabulary (catalog §2.4). */
   needsProjectVocabulary?: boolean;
+  /**
+   * A `needsProjectVocabulary` rule still runs on a source when this returns true: names the rule's
+   * own catalog entry counts as the project's vocabulary (Pass 4: `compute_t`), or a config opt-in
+   * (`precision.require_compute_t`). `text` is the file text the pipeline tested for the vocabulary.
+   */
+  vocabularyOptIn?: (config: ResolvedConfig, language: Language, text: string) => boolean;
 }
 
 export interface FixSpec {

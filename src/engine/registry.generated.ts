@@ -20,6 +20,15 @@ import memoryRawCudaMalloc from '../../checks/memory/raw-cuda-malloc/check.js';
 import memorySharedBankConflict from '../../checks/memory/shared-bank-conflict/check.js';
 import memorySmemExceedsDeviceLimit from '../../checks/memory/smem-exceeds-device-limit/check.js';
 import memoryTempNotFreedBeforeOutput from '../../checks/memory/temp-not-freed-before-output/check.js';
+import nvrtcCacheKeyIncomplete from '../../checks/nvrtc/cache-key-incomplete/check.js';
+import nvrtcCompileInHotPath from '../../checks/nvrtc/compile-in-hot-path/check.js';
+import nvrtcFormatTemplateUnescapedBraces from '../../checks/nvrtc/format-template-unescaped-braces/check.js';
+import nvrtcMissingCacheKey from '../../checks/nvrtc/missing-cache-key/check.js';
+import nvrtcMissingModuleWarmup from '../../checks/nvrtc/missing-module-warmup/check.js';
+import precisionCacheKeyMissingPrecision from '../../checks/precision/cache-key-missing-precision/check.js';
+import precisionCcclNondeterministicReduce from '../../checks/precision/cccl-nondeterministic-reduce/check.js';
+import precisionHardcodedDouble from '../../checks/precision/hardcoded-double/check.js';
+import precisionPrecisionPlanNotWired from '../../checks/precision/precision-plan-not-wired/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
 import syncCacheConfigChangeInHotPath from '../../checks/sync/cache-config-change-in-hot-path/check.js';
 import syncCcclImplicitSynchronize from '../../checks/sync/cccl-implicit-synchronize/check.js';
@@ -59,6 +68,15 @@ export const CHECKS: readonly CheckDef[] = [
   memorySharedBankConflict,
   memorySmemExceedsDeviceLimit,
   memoryTempNotFreedBeforeOutput,
+  nvrtcCacheKeyIncomplete,
+  nvrtcCompileInHotPath,
+  nvrtcFormatTemplateUnescapedBraces,
+  nvrtcMissingCacheKey,
+  nvrtcMissingModuleWarmup,
+  precisionCacheKeyMissingPrecision,
+  precisionCcclNondeterministicReduce,
+  precisionHardcodedDouble,
+  precisionPrecisionPlanNotWired,
   syncBlockingMemsetMemcpy,
   syncCacheConfigChangeInHotPath,
   syncCcclImplicitSynchronize,

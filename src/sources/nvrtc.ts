@@ -68,13 +68,13 @@ function stringParts(node: SyntaxNode): SyntaxNode[] {
   return [];
 }
 
-interface Piece {
+export interface Piece {
   kind: 'string' | 'opaque';
   node: SyntaxNode;
 }
 
 /** Flatten `a + "..." + (b)` and implicit concatenation into pieces, following names assigned once. */
-function flatten(node: SyntaxNode, assigns: Map<string, SyntaxNode | null>, depth = 0): Piece[] {
+export function flatten(node: SyntaxNode, assigns: Map<string, SyntaxNode | null>, depth = 0): Piece[] {
   if (depth > 20) return [{ kind: 'opaque', node }];
   switch (node.type) {
     case 'string':

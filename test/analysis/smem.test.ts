@@ -101,7 +101,7 @@ void run(float* a, float* c, double* da, double* dc, cudaStream_t s) {
     expect(ex.kernel).toBe('uses_helper');
     expect(f.dynamicBytes(ex)).toBe(80 * 1024);
     expect(smemLaunches.compute(s, cfg).map((l) => [l.label, l.dynamic, l.optIns.length])).toEqual([
-      ['gemm<float, 128>', 0, 0],
+      ['gemm', 0, 0],
       ['gemm<double>', 96 * 1024, 1],
       ['uses_helper', 80 * 1024, 0],
     ]);

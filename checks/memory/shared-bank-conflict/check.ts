@@ -1,4 +1,4 @@
-import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
+import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { laneEvaluator, type LaneEvaluator, type WarpShape } from '../../../src/analysis/lanes.js';
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { bankConflictDegree, defaultLimitBytes, fmtBytes, smemFacts, type SharedDecl, type SmemFacts, quoteCode } from '../../../src/analysis/smem.js';
@@ -72,7 +72,7 @@ function isThreadX(n: SyntaxNode, fn: CudaFunction): boolean {
  * of at least 32 threads, or, in a 2-D kernel, `blockDim.x` equal to the tile extent that
  * `threadIdx.x` indexes when that is below 32 (16×16 tiles are launched as 16×16 blocks).
  */
-function warpShape(ctx: CheckContext, m: CudaModel, f: SmemFacts, fn: CudaFunction, idx: SyntaxNode[], extents: Array<number | null>, usesY: boolean): WarpShape {
+function warpShape(ctx: CheckContext, f: SmemFacts, fn: CudaFunction, idx: SyntaxNode[], extents: Array<number | null>, usesY: boolean): WarpShape {
   let shape: [number, number, number] | null = fn.isKernel ? f.blockShape(fn.name) : null;
   if (!shape && fn.isKernel && ctx.source.parent) {
     const pl = pythonLaunches.compute(ctx.source.parent, ctx.config);
@@ -130,7 +130,7 @@ function analyse(ctx: CheckContext): void {
       if (e === null || ![1, 2, 4, 8, 16].includes(e)) continue;
       const inner = s.extents.slice(1);
       if (inner.some((x) => x === null)) continue;
-      const shape = warpShape(ctx, m, f, fn, idx, s.extents, y);
+      const shape = warpShape(ctx, f, fn, idx, s.extents, y);
       const evKey = `${fn.node.id}|${shape.bx}|${shape.by}|${fn === decl.fn ? inst.label : ''}`;
       let ev = evaluators.get(evKey);
       if (!ev) evaluators.set(evKey, (ev = laneEvaluator(m, fn, shape, fn === decl.fn ? inst.bindings : new Map())));
