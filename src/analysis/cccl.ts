@@ -95,7 +95,8 @@ function build(source: Source, config: ResolvedConfig): CcclModel {
     for (const q of root.descendantsOfType(['qualified_identifier', 'identifier'])) {
       if (q.parent?.type === 'qualified_identifier') continue;
       if (!/determinism/.test(q.text) && q.type === 'qualified_identifier') continue;
-      if (q.type === 'identifier' && !/^(not_guaranteed|gpu_to_gpu|run_to_run)$/.test(q.text)) continue;
+      // A bare `gpu_to_gpu` (after `using namespace ...::determinism`) only counts where it is passed as an argument.
+      if (q.type === 'identifier' && (!/^(not_guaranteed|gpu_to_gpu|run_to_run)$/.test(q.text) || q.parent?.type !== 'argument_list')) continue;
       const level = levelOf(q.text);
       if (!level) continue;
       determinism.push({ node: q, level, keyword: null, call: enclosingCall(q) });

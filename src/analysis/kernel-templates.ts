@@ -159,10 +159,12 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
     template: string | null;
     formats: SyntaxNode[];
     placeholders: string[];
+    /** f-string kernels: their interpolations are the parameters. */
+    fstrings: SyntaxNode[];
   }
   const classifySource = (expr: SyntaxNode | null, depth = 0, boundTo: string | null = null): SourceInfo => {
     const e = unparen(expr);
-    const none: SourceInfo = { kind: 'unknown', template: null, formats: [], placeholders: [] };
+    const none: SourceInfo = { kind: 'unknown', template: null, formats: [], placeholders: [], fstrings: [] };
     if (!e || depth > 8) return none;
     if (e.type === 'call') {
       const fn = e.childForFieldName('function');
@@ -170,25 +172,25 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
         const recv = unparen(fn.childForFieldName('object'));
         const inner = recv ? classifySource(recv, depth + 1) : none;
         const tpl = recv?.type === 'identifier' ? recv.text : inner.template;
-        return { kind: 'formatted', template: tpl, formats: [e, ...inner.formats], placeholders: inner.placeholders };
+        return { kind: 'formatted', template: tpl, formats: [e, ...inner.formats], placeholders: inner.placeholders, fstrings: [] };
       }
       return none;
     }
     if (STRINGY.has(e.type)) {
-      if (isFString(e)) return { kind: 'formatted', template: null, formats: [], placeholders: [] };
+      if (isFString(e)) return { kind: 'formatted', template: null, formats: [], placeholders: [], fstrings: [e] };
       if (isTemplateString(boundTo, e)) {
         const ph = placeholdersOf(e.text);
         if (boundTo) templates.set(boundTo, ph);
-        return { kind: ph.length ? 'template' : 'constant', template: boundTo, formats: [], placeholders: ph };
+        return { kind: ph.length ? 'template' : 'constant', template: boundTo, formats: [], placeholders: ph, fstrings: [] };
       }
-      return { kind: 'constant', template: null, formats: [], placeholders: [] };
+      return { kind: 'constant', template: null, formats: [], placeholders: [], fstrings: [] };
     }
     if (e.type === 'binary_operator' && e.childForFieldName('operator')?.type === '+') {
       const l = classifySource(e.childForFieldName('left'), depth + 1);
       const r = classifySource(e.childForFieldName('right'), depth + 1);
       const kinds = [l.kind, r.kind];
       const kind: SourceKind = kinds.includes('unknown') ? 'unknown' : kinds.includes('template') ? 'template' : kinds.includes('formatted') ? 'formatted' : 'constant';
-      return { kind, template: l.template ?? r.template, formats: [...l.formats, ...r.formats], placeholders: [...l.placeholders, ...r.placeholders] };
+      return { kind, template: l.template ?? r.template, formats: [...l.formats, ...r.formats], placeholders: [...l.placeholders, ...r.placeholders], fstrings: [...l.fstrings, ...r.fstrings] };
     }
     if (e.type === 'identifier') {
       const v = resolve(e.text, e);
@@ -238,7 +240,7 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
 
   const isPrecision = (name: string, value: SyntaxNode | null): boolean => {
     if (vocab.precision_names.includes(name)) return true;
-    return !!value && terminalRefs(value).some((r) => vocab.precision_names.includes(lastName(r) ?? ''));
+    return !!value && terminalRefs(value).some((r) => r.split('.').some((seg) => vocab.precision_names.includes(seg)));
   };
 
   /** Module-wide constants: literals, and names bound once at module scope to literal tuples/strings. */
@@ -274,6 +276,20 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
     return out;
   };
 
+  /** Interpolations of an f-string kernel that are not module-wide constants. */
+  const fstringParams = (f: SyntaxNode): KeyParam[] => {
+    const out: KeyParam[] = [];
+    for (const i of f.descendantsOfType('interpolation')) {
+      const expr = i.namedChildren.find((c) => c.type !== 'format_specifier' && c.type !== 'type_conversion');
+      if (!expr) continue;
+      const refs = terminalRefs(expr);
+      if (!refs.length || refs.every((r) => isConstantRef(r, f))) continue;
+      const name = lastName(refs[0]) ?? refs[0];
+      out.push({ name, value: expr.text, origin: 'format', precision: isPrecision(name, expr), node: i, refs });
+    }
+    return out;
+  };
+
   /** Options that vary at run time: references that are not module-wide constants. */
   const optionParam = (compile: SyntaxNode): KeyParam | null => {
     const opt = pyArgs(compile).keywords.get('options');
@@ -292,7 +308,7 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
   };
 
   const compileCalls = calls.filter((c) => matchesVocab(m.callPath(c), vocab.kernel_compile_calls));
-  const isKeyCall = (n: SyntaxNode | null): n is SyntaxNode => !!n && n.type === 'call' && matchesVocab(m.callPath(n), vocab.kernel_cache_key_calls);
+  const isKeyCall = (n: SyntaxNode | null): boolean => !!n && n.type === 'call' && matchesVocab(m.callPath(n), vocab.kernel_cache_key_calls);
 
   // Pair each compile call with the key it uses.
   const sites = new Map<number, KeySite>();
@@ -309,7 +325,7 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
     if (!k) continue;
     let keyNode: SyntaxNode | null = k;
     if (k.type === 'identifier') keyNode = unparen(resolve(k.text, k));
-    if (isKeyCall(keyNode)) siteFor(keyNode, keyNode).compiles.push(c);
+    if (keyNode && isKeyCall(keyNode)) siteFor(keyNode, keyNode).compiles.push(c);
     else if (keyNode && (STRINGY.has(keyNode.type) || keyNode.type === 'binary_operator' || (keyNode.type === 'call' && keyNode.childForFieldName('function')?.type === 'attribute' && keyNode.childForFieldName('function')?.childForFieldName('attribute')?.text === 'format'))) {
       // The string itself is the key: no source is hashed into it.
       siteFor(keyNode, null).compiles.push(c);
@@ -329,7 +345,7 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
     const nm = classifyName(s.nameArg);
     s.nameKind = nm.kind;
     s.nameRefs = nm.refs;
-    const src = s.sourceArg ? classifySource(s.sourceArg) : { kind: 'none' as SourceKind, template: null, formats: [], placeholders: [] };
+    const src: SourceInfo = s.sourceArg ? classifySource(s.sourceArg) : { kind: 'none', template: null, formats: [], placeholders: [], fstrings: [] };
     s.sourceKind = src.kind;
     s.template = src.template;
     // The compiled source: what the paired compile calls build, else the key's own source.
@@ -354,6 +370,8 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
     s.formats = formats;
     const seen = new Set(s.params.map((p) => p.name));
     for (const f of formats) for (const p of formatParams(f, placeholders)) if (!seen.has(p.name)) (seen.add(p.name), s.params.push(p));
+    const fstrings = [...fromCompile.flatMap((x) => x.fstrings), ...(src.kind === 'formatted' ? src.fstrings : [])];
+    for (const f of [...new Map(fstrings.map((x) => [x.id, x])).values()]) for (const p of fstringParams(f)) if (!seen.has(p.name)) (seen.add(p.name), s.params.push(p));
     for (const c of s.compiles) {
       const o = optionParam(c);
       if (o && !seen.has('options')) (seen.add('options'), s.params.push(o));
@@ -365,7 +383,7 @@ function build(source: Source, config: ResolvedConfig): KernelTemplateFacts {
       if (p.origin === 'format' && (src.kind === 'formatted' || src.kind === 'unknown')) return true;
       if (p.refs.some((r) => s.nameRefs.includes(r) || srcRefs.has(r))) return true;
       if (nameLast.has(p.name)) return true;
-      if (p.precision && s.nameRefs.some((r) => vocab.precision_names.includes(lastName(r) ?? ''))) return true;
+      if (p.precision && s.nameRefs.some((r) => r.split('.').some((seg) => vocab.precision_names.includes(seg)))) return true;
       return false;
     };
     s.missing = s.params.filter((p) => !covered(p));

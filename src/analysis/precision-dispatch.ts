@@ -140,6 +140,8 @@ function build(source: Source, config: ResolvedConfig): PrecisionFacts {
 
   const computeFields = vocab.precision_compute_fields;
   const fieldRe = new RegExp(`\\.(${computeFields.map(esc).join('|')})\\b`);
+  // `plan.compute_type`, `precision_plan.ctype`: a field of the plan carries its precision choice.
+  const planFieldRe = new RegExp(`^(${vocab.precision_plan_names.map(esc).join('|')})\\.\\w+$`);
   const valueMemo = new Map<number, TypeValues>();
   const typeValues = (expr: SyntaxNode | null, depth = 0): TypeValues => {
     const none: TypeValues = { float: false, double: false, unknown: true, fromPlan: false };
@@ -171,7 +173,7 @@ function build(source: Source, config: ResolvedConfig): PrecisionFacts {
         const mod = py.assignmentsIn(root).get(u.text);
         r = mod?.length ? merge(mod.filter((a) => a.value.type !== 'assignment').map((a) => typeValues(a.value, depth + 1))) : none;
       }
-    } else if (fieldRe.test(u.text)) {
+    } else if (fieldRe.test(u.text) || (u.type === 'attribute' && planFieldRe.test(u.text))) {
       // A helper mapping the plan's precision to a C type (`ctype_for(plan.compute_precision)`) yields either.
       r = { float: true, double: true, unknown: false, fromPlan: true };
     } else {

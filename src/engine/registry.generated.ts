@@ -24,9 +24,19 @@ import nvrtcCacheKeyIncomplete from '../../checks/nvrtc/cache-key-incomplete/che
 import nvrtcCompileInHotPath from '../../checks/nvrtc/compile-in-hot-path/check.js';
 import nvrtcFormatTemplateUnescapedBraces from '../../checks/nvrtc/format-template-unescaped-braces/check.js';
 import nvrtcMissingCacheKey from '../../checks/nvrtc/missing-cache-key/check.js';
+import nvrtcMissingCcclWarmup from '../../checks/nvrtc/missing-cccl-warmup/check.js';
+import nvrtcMissingConstRestrict from '../../checks/nvrtc/missing-const-restrict/check.js';
+import nvrtcMissingExternC from '../../checks/nvrtc/missing-extern-c/check.js';
 import nvrtcMissingModuleWarmup from '../../checks/nvrtc/missing-module-warmup/check.js';
+import nvrtcPtxOrVirtualArchTarget from '../../checks/nvrtc/ptx-or-virtual-arch-target/check.js';
+import nvrtcStdFlagConvention from '../../checks/nvrtc/std-flag-convention/check.js';
 import precisionCacheKeyMissingPrecision from '../../checks/precision/cache-key-missing-precision/check.js';
+import precisionCastBeforeCentering from '../../checks/precision/cast-before-centering/check.js';
+import precisionCcclGpuToGpuSingleGpu from '../../checks/precision/cccl-gpu-to-gpu-single-gpu/check.js';
+import precisionCcclMultiGpuNeedsGpuToGpu from '../../checks/precision/cccl-multi-gpu-needs-gpu-to-gpu/check.js';
 import precisionCcclNondeterministicReduce from '../../checks/precision/cccl-nondeterministic-reduce/check.js';
+import precisionConstructiveKernelInFp32 from '../../checks/precision/constructive-kernel-in-fp32/check.js';
+import precisionFp64ToleranceInFp32Path from '../../checks/precision/fp64-tolerance-in-fp32-path/check.js';
 import precisionHardcodedDouble from '../../checks/precision/hardcoded-double/check.js';
 import precisionPrecisionPlanNotWired from '../../checks/precision/precision-plan-not-wired/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
@@ -72,9 +82,19 @@ export const CHECKS: readonly CheckDef[] = [
   nvrtcCompileInHotPath,
   nvrtcFormatTemplateUnescapedBraces,
   nvrtcMissingCacheKey,
+  nvrtcMissingCcclWarmup,
+  nvrtcMissingConstRestrict,
+  nvrtcMissingExternC,
   nvrtcMissingModuleWarmup,
+  nvrtcPtxOrVirtualArchTarget,
+  nvrtcStdFlagConvention,
   precisionCacheKeyMissingPrecision,
+  precisionCastBeforeCentering,
+  precisionCcclGpuToGpuSingleGpu,
+  precisionCcclMultiGpuNeedsGpuToGpu,
   precisionCcclNondeterministicReduce,
+  precisionConstructiveKernelInFp32,
+  precisionFp64ToleranceInFp32Path,
   precisionHardcodedDouble,
   precisionPrecisionPlanNotWired,
   syncBlockingMemsetMemcpy,

@@ -115,8 +115,10 @@ __global__ void k(const int* idx, float* out, int n, int stride) {
   const int lane = tid % 32;
   const int warp = tid / 32;
   const int bin = idx[tid];
+  int c = 0;
+  if (bin > 0) ++c;
   for (int j = 0; j < n; j += 8) {
-    out[lane] = out[warp] + out[j] + out[bin] + out[tid * stride] + out[lane ^ 5];
+    out[lane] = out[warp] + out[j] + out[bin] + out[tid * stride] + out[lane ^ 5] + out[c];
   }
 }
 `;
@@ -137,6 +139,8 @@ __global__ void k(const int* idx, float* out, int n, int stride) {
     expect(new Set(at('out[j]')!.vals).size).toBe(1);
     expect(at('out[bin]')).toBeNull();
     expect(at('out[tid * stride]')).toBeNull();
+    // Incremented under a lane-dependent branch: thread-dependent, not "uniform plus a step".
+    expect(at('out[c]')).toBeNull();
   });
 
   it('lays out 16-wide blocks two rows per warp', () => {

@@ -14,7 +14,7 @@ function short(text: string): string {
 function precisionFix(ctx: CheckContext, s: KeySite, p: KeyParam): FixSpec | undefined {
   const m = ctx.get(pythonModel);
   const arg = s.nameArg;
-  const value = p.node.type === 'keyword_argument' ? p.node.childForFieldName('value') : null;
+  const value = p.node.type === 'keyword_argument' ? p.node.childForFieldName('value') : p.node.type === 'interpolation' ? p.node.namedChildren[0] ?? null : null;
   if (!arg || arg.type !== 'string' || !value || !/^(identifier|attribute)$/.test(value.type)) return undefined;
   if (arg.startPosition.row !== arg.endPosition.row || m.scopeOf(p.node) !== m.scopeOf(arg)) return undefined;
   const start = arg.children.find((c) => c.type === 'string_start');

@@ -1,0 +1,268 @@
+import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
+import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
+import { calleePath, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+import { collectSingleAssignments } from '../../../src/sources/nvrtc.js';
+
+const RESTRICT = /^(__restrict__|__restrict|restrict)$/;
+const ATOMIC = /^atomic\w*$/;
+const LDG = /^__ldg$/;
+
+interface PtrParam {
+  index: number;
+  node: SyntaxNode;
+  name: string;
+  pointeeConst: boolean;
+  restrict: boolean;
+  star: SyntaxNode;
+}
+
+/** `T* p` parameters (one level of indirection, named): the only shape `const T* __restrict__` applies to. */
+function pointerParams(fn: CudaFunction): PtrParam[] {
+  const out: PtrParam[] = [];
+  fn.params.forEach((p, index) => {
+    if (p.type !== 'parameter_declaration') return;
+    const d = p.childForFieldName('declarator');
+    const inner = d?.childForFieldName('declarator');
+    if (d?.type !== 'pointer_declarator' || inner?.type !== 'identifier') return;
+    const star = d.children.find((c) => c.text === '*');
+    if (!star) return;
+    out.push({
+      index,
+      node: p,
+      name: inner.text,
+      pointeeConst: p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const'),
+      restrict: d.children.some((c) => c.type === 'type_qualifier' && RESTRICT.test(c.text)),
+      star,
+    });
+  });
+  return out;
+}
+
+const isConstPointerParam = (p: SyntaxNode | undefined): boolean =>
+  !!p && p.childForFieldName('declarator')?.type === 'pointer_declarator' && p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const');
+
+type Use = 'read' | 'ldg' | 'write' | 'neutral' | 'unknown';
+
+/** What a call does with a pointer passed at argument `i`. */
+function callUse(m: CudaModel, call: SyntaxNode, arg: SyntaxNode): Use {
+  const name = calleePath(call.childForFieldName('function'))?.split(/::|\./).pop() ?? '';
+  if (ATOMIC.test(name)) return 'write';
+  if (LDG.test(name)) return 'ldg';
+  if (/^__ld(cg|ca|cs|lu|cv)$/.test(name)) return 'read';
+  const i = call.childForFieldName('arguments')?.namedChildren.filter((a) => a.type !== 'comment').findIndex((a) => a.id === arg.id) ?? -1;
+  const callee = m.functions.find((f) => f.name === name && (f.isDevice || f.isKernel));
+  // A device function of the same source that takes `const T*` there only reads; anything else may write.
+  if (callee && i >= 0 && isConstPointerParam(callee.params[i])) return 'read';
+  return 'unknown';
+}
+
+/** Classify one use of pointer parameter `id` in the kernel body. */
+function useOf(m: CudaModel, id: SyntaxNode): Use {
+  let top = id;
+  let p = top.parent;
+  while (p && (p.type === 'parenthesized_expression' || (p.type === 'binary_expression' && /^[+-]$/.test(p.childForFieldName('operator')?.text ?? '')))) {
+    top = p;
+    p = p.parent;
+  }
+  if (!p) return 'unknown';
+  let access: SyntaxNode | null = null;
+  if (p.type === 'subscript_expression' && p.childForFieldName('argument')?.id === top.id) access = p;
+  else if (p.type === 'pointer_expression' && p.childForFieldName('operator')?.text === '*') access = p;
+  else if (p.type === 'field_expression' && p.childForFieldName('operator')?.text === '->' && p.childForFieldName('argument')?.id === top.id) access = p;
+  if (!access) {
+    if (p.type === 'argument_list' && p.parent?.type === 'call_expression') return callUse(m, p.parent, top);
+    if (p.type === 'binary_expression') return 'neutral'; // comparisons (`p != nullptr`)
+    if (p.type === 'assignment_expression' && p.childForFieldName('left')?.id === top.id) return 'neutral';
+    if (p.type === 'update_expression') return 'neutral';
+    if (p.type === 'init_declarator' || p.type === 'assignment_expression') {
+      // Copied into a local: fine only when the local is itself a pointer to const.
+      const decl = p.type === 'init_declarator' ? p.parent : null;
+      return decl?.children.some((c) => c.type === 'type_qualifier' && c.text === 'const') ? 'read' : 'unknown';
+    }
+    if (p.type === 'condition_clause' || p.type === 'if_statement' || p.type === 'conditional_expression') return p.type === 'conditional_expression' ? 'unknown' : 'neutral';
+    return 'unknown';
+  }
+  let a = access;
+  while (a.parent && (a.parent.type === 'field_expression' || a.parent.type === 'parenthesized_expression' || a.parent.type === 'subscript_expression') && a.parent.namedChildren[0]?.id === a.id) a = a.parent;
+  const q = a.parent;
+  if (!q) return 'read';
+  if (q.type === 'assignment_expression' && q.childForFieldName('left')?.id === a.id) return 'write';
+  if (q.type === 'update_expression') return 'write';
+  if (q.type === 'pointer_expression' && q.childForFieldName('operator')?.text === '&') {
+    const c = q.parent;
+    if (c?.type === 'argument_list' && c.parent?.type === 'call_expression') return callUse(m, c.parent, q);
+    return 'unknown';
+  }
+  return 'read';
+}
+
+/** The buffer a launch argument names: `d_x`, `d_x + off`, `(double*)d_x`, `x.data.ptr`, `runtime.pointer(x)` → `d_x` / `x`. */
+function bufferOf(text: string): string {
+  let t = text.replace(/\s+/g, '');
+  t = t.replace(/\((?:const)?[\w:]+\*+\)/g, '').replace(/^(?:reinterpret_cast|static_cast)<[^>]*>/, '');
+  for (;;) {
+    const m = /^(?:[\w.]+\.)?(?:pointer|int|raw_pointer_cast|thrust::raw_pointer_cast|get)\((.*)\)$/.exec(t);
+    if (!m) break;
+    t = m[1];
+  }
+  t = t.replace(/^&/, '');
+  const id = /^[A-Za-z_][\w]*(?:(?:\.|->)[A-Za-z_]\w*)*/.exec(t)?.[0] ?? t;
+  return id.replace(/(\.data\.ptr|\.data|\.ptr|\.data_ptr)$/, '');
+}
+
+interface LaunchFacts {
+  /** Per launch, the argument texts by parameter index. */
+  argLists: string[][];
+  /** Argument names known to hold `__constant__` memory. */
+  constantNames: Set<string>;
+}
+
+function launchFacts(ctx: CheckContext, m: CudaModel, fn: CudaFunction): LaunchFacts {
+  const argLists: string[][] = [];
+  const constantNames = new Set<string>();
+  const py = ctx.source.parent;
+  if (py) {
+    const assigns = collectSingleAssignments(py.root);
+    const pl = pythonLaunches.compute(py, ctx.config);
+    for (const l of pl.launches) {
+      if (l.cudaName !== fn.name) continue;
+      const a = pyArgs(l.node);
+      let tuple = unparen(l.via === 'runtime.launch' ? (a.keywords.get('args') ?? a.keywords.get('params') ?? a.keywords.get('kernel_args') ?? a.positional[3]) : (a.positional[2] ?? a.keywords.get('args')));
+      if (tuple?.type === 'identifier') tuple = unparen(assigns.get(tuple.text) ?? tuple);
+      if (tuple?.type !== 'tuple' && tuple?.type !== 'list') continue;
+      argLists.push(tuple.namedChildren.filter((c) => c.type !== 'comment').map((c) => c.text));
+    }
+    // `mod.get_global("c_table")`: a pointer into the module's __constant__ bank.
+    for (const [name, v] of assigns) {
+      if (v?.type === 'call' && /(^|\.)get_global$/.test(calleePath(v.childForFieldName('function')) ?? '')) constantNames.add(name);
+    }
+  } else {
+    for (const l of m.launches) if (l.kernel === fn.name) argLists.push(l.args.map((x) => x.text));
+    for (const d of ctx.source.root.descendantsOfType('declaration')) {
+      if (!/\b__constant__\b/.test(d.text.split(/[=;[]/)[0])) continue;
+      const decl = d.childForFieldName('declarator');
+      const first = decl?.type === 'identifier' ? decl : decl?.descendantsOfType('identifier')[0];
+      if (first) constantNames.add(first.text);
+    }
+    for (const c of m.calls) {
+      if (c.name === 'cudaGetSymbolAddress' && c.args[0]) constantNames.add(bufferOf(c.args[0].text));
+    }
+  }
+  return { argLists, constantNames };
+}
+
+function analyse(ctx: CheckContext): void {
+  const m = ctx.get(cudaModel);
+  const kernels = m.functions.filter((f) => f.isKernel && f.body);
+  if (!kernels.length) return;
+  const pyLines = ctx.source.parent?.text.split('\n');
+  for (const fn of kernels) {
+    const params = pointerParams(fn);
+    const candidates = params.filter((p) => !(p.pointeeConst && p.restrict) && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
+    if (!candidates.length) continue;
+    const idents = fn.body!.descendantsOfType('identifier');
+    const flagged: PtrParam[] = [];
+    for (const p of candidates) {
+      const uses = idents.filter((i) => i.text === p.name).map((i) => useOf(m, i));
+      const reads = uses.filter((u) => u === 'read').length;
+      if (uses.some((u) => u === 'write' || u === 'unknown')) continue;
+      // Already on the read-only path: every load is an explicit __ldg.
+      if (reads === 0) continue;
+      flagged.push(p);
+    }
+    if (!flagged.length) continue;
+    const facts = launchFacts(ctx, m, fn);
+    const aliased = (p: PtrParam) =>
+      facts.argLists.some((args) => {
+        const mine = args[p.index];
+        if (mine === undefined) return false;
+        const b = bufferOf(mine);
+        return params.some((o) => o !== p && args[o.index] !== undefined && bufferOf(args[o.index]) === b);
+      });
+    const constant = (p: PtrParam) => facts.argLists.some((args) => args[p.index] !== undefined && facts.constantNames.has(bufferOf(args[p.index])));
+    const report = flagged.filter((p) => !aliased(p) && !constant(p));
+    // Whole-line suggestions: every flagged parameter of one line is rewritten by one edit.
+    const byLine = new Map<number, PtrParam[]>();
+    for (const p of report) {
+      const at = ctx.source.toFile(p.node.startPosition.row, p.node.startPosition.column);
+      const line = at?.line ?? -1;
+      byLine.set(line, [...(byLine.get(line) ?? []), p]);
+    }
+    for (const [line, group] of byLine) {
+      const fix = lineFix(ctx, group, line, pyLines, facts.argLists.length > 0);
+      group.forEach((p, i) => {
+        ctx.report({
+          node: p.node,
+          messageId: 'notConstRestrict',
+          data: { p: `\`${p.node.text.replace(/\s+/g, ' ')}\``, kernel: fn.name },
+          fix: i === 0 ? fix : { description: `See the suggestion on this line: \`${rewrite(p)}\`.` },
+        });
+      });
+    }
+  }
+}
+
+/** `double* x` → `const double* __restrict__ x`, keeping what is already there. */
+function rewrite(p: PtrParam): string {
+  const t = p.node.text;
+  const cut = p.star.endIndex - p.node.startIndex;
+  const rest = t.slice(cut);
+  return (p.pointeeConst ? '' : 'const ') + t.slice(0, cut) + (p.restrict ? '' : ' __restrict__' + (/^\s/.test(rest) ? '' : ' ')) + rest;
+}
+
+/**
+ * The catalog's `safe-one-line` rewrite, only when no launch in the file aliases the pointer (the
+ * do-not-flag list already drops known aliases) and at least one launch was seen: with no launch
+ * visible, `__restrict__` is a promise the reviewer cannot check, so it stays prose.
+ */
+function lineFix(ctx: CheckContext, group: PtrParam[], line: number, pyLines: string[] | undefined, launchesSeen: boolean): FixSpec {
+  const texts = group.map(rewrite);
+  const description = `Declare ${texts.map((t) => `\`${t}\``).join(', ')}`;
+  if (!launchesSeen) return { description: `${description}, once every launch passes separate buffers for it and the kernel's outputs (__restrict__ promises no aliasing; no launch of this kernel is visible in the file).` };
+  if (group.some((p) => p.node.startPosition.row !== p.node.endPosition.row) || line < 1) return { description: `${description}.` };
+  const edits: Array<{ col: number; len: number; text: string }> = [];
+  let text: string;
+  if (pyLines) {
+    text = pyLines[line - 1];
+    for (const p of group) {
+      const a = ctx.source.toFile(p.node.startPosition.row, p.node.startPosition.column);
+      if (!a) return { description: `${description}.` };
+      const col = a.column - 1;
+      // The Python line must hold the parameter verbatim (no `{placeholder}` or escape inside it).
+      if (text.slice(col, col + p.node.text.length) !== p.node.text) return { description: `${description}.` };
+      edits.push({ col, len: p.node.text.length, text: rewrite(p) });
+    }
+  } else {
+    text = ctx.linesOf(group[0].node);
+    if (/\balignas\b|\[\[/.test(text)) return { description: `${description}.` };
+    for (const p of group) edits.push({ col: p.node.startPosition.column, len: p.node.text.length, text: rewrite(p) });
+  }
+  for (const e of edits.sort((x, y) => y.col - x.col)) text = text.slice(0, e.col) + e.text + text.slice(e.col + e.len);
+  return { description: `${description}.`, replace: { from: group[0].node, text } };
+}
+
+export default defineCheck({
+  id: 'nvrtc/missing-const-restrict',
+  pass: 6,
+  severity: 'low-medium',
+  kind: 'performance',
+  confidence: 'medium',
+  languages: ['nvrtc-in-python', 'cuda'],
+  citation: '003 §4.4 Read-Only Data Cache (__ldg) ("the compiler automatically uses __ldg for const __restrict__ pointers. Prefer annotating pointers"); 003 §9 Pass 6',
+  summary: 'Kernel pointer parameter that is only read but not declared const T* __restrict__.',
+  why: 'Only a const __restrict__ pointer lets the compiler route loads through the read-only data cache (ld.global.nc, the __ldg path), a cache separate from L1 that raises effective cache capacity for read-only coordinate arrays (003 §4.4, §9 Pass 6).',
+  messages: {
+    notConstRestrict:
+      'Pointer parameter {{p}} of kernel {{kernel}} is only read but is not declared const … __restrict__; the read-only data path (__ldg) is not used.',
+  },
+  fix: 'safe',
+  create(ctx) {
+    return {
+      'source:exit'() {
+        analyse(ctx);
+      },
+    };
+  },
+});
