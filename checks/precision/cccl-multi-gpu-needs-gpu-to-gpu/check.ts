@@ -53,6 +53,12 @@ function cudaSinks(call: SyntaxNode, loop: SyntaxNode): Set<string> {
       if (b) out.add(b);
     }
   }
+  // `acc += h` after `cudaMemcpy(&h, d_out[d], ...)`: the host accumulator carries the result out of the loop.
+  for (const a of loop.descendantsOfType('assignment_expression')) {
+    const right = a.childForFieldName('right');
+    const b = baseName(a.childForFieldName('left'));
+    if (b && right && right.descendantsOfType('identifier').some((i) => out.has(i.text)) || (b && right?.type === 'identifier' && out.has(right.text))) out.add(b!);
+  }
   return out;
 }
 
