@@ -365,6 +365,8 @@ export const DEFAULT_VOCABULARIES = {
   constructive_kernel_names: ['clip', 'overlay', 'intersect', 'union', 'difference', 'symdiff', 'split', 'snap', 'polygonize', 'buffer', 'construct'],
   metric_kernel_names: ['area', 'length', 'perimeter', 'centroid', 'distance', 'hausdorff', 'frechet'],
   coord_names: ['pts', 'points', 'coords', 'xy', 'xyz', 'vert', 'vertices', 'point'],
+  /** Kernels that write bounding boxes for coarse filters (003 §6.3; `precision/nonconservative-fp32-bounds`). */
+  bounds_kernel_names: ['bounds', 'bbox', 'envelope', 'mbr'],
   /** PREDICATE kernel names (003 §6.2: fp32 coarse + selective fp64 refinement); `precision/fast-math-in-precision-critical`. */
   predicate_kernel_names: ['contains', 'within', 'intersects', 'pip', 'predicate', 'covers', 'touches'],
   /**

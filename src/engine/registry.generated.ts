@@ -32,12 +32,15 @@ import nvrtcPtxOrVirtualArchTarget from '../../checks/nvrtc/ptx-or-virtual-arch-
 import nvrtcStdFlagConvention from '../../checks/nvrtc/std-flag-convention/check.js';
 import precisionCacheKeyMissingPrecision from '../../checks/precision/cache-key-missing-precision/check.js';
 import precisionCastBeforeCentering from '../../checks/precision/cast-before-centering/check.js';
+import precisionCcOrNameHeuristic from '../../checks/precision/cc-or-name-heuristic/check.js';
 import precisionCcclGpuToGpuSingleGpu from '../../checks/precision/cccl-gpu-to-gpu-single-gpu/check.js';
 import precisionCcclMultiGpuNeedsGpuToGpu from '../../checks/precision/cccl-multi-gpu-needs-gpu-to-gpu/check.js';
 import precisionCcclNondeterministicReduce from '../../checks/precision/cccl-nondeterministic-reduce/check.js';
+import precisionCenteringNotApplied from '../../checks/precision/centering-not-applied/check.js';
 import precisionConstructiveKernelInFp32 from '../../checks/precision/constructive-kernel-in-fp32/check.js';
 import precisionFp64ToleranceInFp32Path from '../../checks/precision/fp64-tolerance-in-fp32-path/check.js';
 import precisionHardcodedDouble from '../../checks/precision/hardcoded-double/check.js';
+import precisionMissingKahan from '../../checks/precision/missing-kahan/check.js';
 import precisionPrecisionPlanNotWired from '../../checks/precision/precision-plan-not-wired/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
 import syncCacheConfigChangeInHotPath from '../../checks/sync/cache-config-change-in-hot-path/check.js';
@@ -90,12 +93,15 @@ export const CHECKS: readonly CheckDef[] = [
   nvrtcStdFlagConvention,
   precisionCacheKeyMissingPrecision,
   precisionCastBeforeCentering,
+  precisionCcOrNameHeuristic,
   precisionCcclGpuToGpuSingleGpu,
   precisionCcclMultiGpuNeedsGpuToGpu,
   precisionCcclNondeterministicReduce,
+  precisionCenteringNotApplied,
   precisionConstructiveKernelInFp32,
   precisionFp64ToleranceInFp32Path,
   precisionHardcodedDouble,
+  precisionMissingKahan,
   precisionPrecisionPlanNotWired,
   syncBlockingMemsetMemcpy,
   syncCacheConfigChangeInHotPath,

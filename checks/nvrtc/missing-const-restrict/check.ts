@@ -160,7 +160,9 @@ function analyse(ctx: CheckContext): void {
   const pyLines = ctx.source.parent?.text.split('\n');
   for (const fn of kernels) {
     const params = pointerParams(fn);
-    const candidates = params.filter((p) => !(p.pointeeConst && p.restrict) && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
+    // nvcc already emits ld.global.nc for a read-only `T* __restrict__` (checked in
+    // test/checks-config/nvcc-nvrtc-linkage-ldg.test.ts): only a missing __restrict__ loses the path.
+    const candidates = params.filter((p) => !p.restrict && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
     if (!candidates.length) continue;
     const idents = fn.body!.descendantsOfType('identifier');
     const flagged: PtrParam[] = [];

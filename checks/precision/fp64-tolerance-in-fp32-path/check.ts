@@ -21,8 +21,7 @@ const tiny = (text: string) => {
 
 /** The comparison a value takes part in, through parentheses, casts, unary minus and arithmetic scaling. */
 function comparisonOf(n: SyntaxNode): SyntaxNode | null {
-  let cur = n;
-  for (let p = n.parent; p; cur = p, p = p.parent) {
+  for (let p = n.parent; p; p = p.parent) {
     if (p.type === 'parenthesized_expression' || p.type === 'cast_expression' || p.type === 'unary_expression') continue;
     if (p.type === 'binary_expression') {
       const op = p.childForFieldName('operator')?.text ?? '';
@@ -31,7 +30,6 @@ function comparisonOf(n: SyntaxNode): SyntaxNode | null {
     }
     return null;
   }
-  void cur;
   return null;
 }
 
@@ -67,7 +65,7 @@ export default defineCheck({
           if (typedefs.includes(d.childForFieldName('name')?.text ?? '')) decls.push(d.childForFieldName('type')!);
         }
         const templated = root.descendantsOfType('type_parameter_declaration').some((p) => typedefs.some((t) => new RegExp(`\\b${t}\\b`).test(p.text)));
-        if (!templated && !decls.some((t) => t && canBeFloat(t.text.trim()))) return;
+        if (!templated && !decls.some((t) => t && canBeFloat(t))) return;
 
         const m = ctx.get(cudaModel);
         const typeMemo = new Map<number, Set<string>>();
@@ -127,15 +125,32 @@ export default defineCheck({
     };
 
     /** A typedef target that can be float: `float`, a format placeholder or macro that is not pinned to double. */
-    function canBeFloat(t: string): boolean {
+    function canBeFloat(node: SyntaxNode): boolean {
+      const t = node.text.trim();
       if (t === 'double' || t === 'long double') return false;
-      const ph = /^__FMT_(\w+?)__$/.exec(t);
-      if (!ph) return true;
-      const arg = ctx.source.placeholders?.get(t) ?? null;
+      if (/^__FSTR_\d+__$/.test(t)) return pythonValueCanBeFloat(fstringExpression(node));
+      if (!/^__FMT_\w+?__$/.test(t)) return true;
+      return pythonValueCanBeFloat(ctx.source.placeholders?.get(t) ?? null);
+    }
+
+    /** Text of the f-string interpolation a `__FSTR_n__` placeholder replaced, found by its Python line. */
+    function fstringExpression(node: SyntaxNode): string | null {
+      const parent = ctx.source.parent;
+      const at = ctx.source.toFile(node.startPosition.row, node.startPosition.column);
+      if (!parent || !at) return null;
+      for (const i of parent.root.descendantsOfType('interpolation')) {
+        if (parent.toFile(i.startPosition.row, i.startPosition.column)?.line !== at.line) continue;
+        const e = i.namedChildren.find((c) => c.type !== 'format_specifier' && c.type !== 'type_conversion');
+        if (e) return e.text;
+      }
+      return null;
+    }
+
+    /** The Python value given for the compute type: the literal "double", or a name every binding of which is "double", is fp64 only. */
+    function pythonValueCanBeFloat(arg: string | null): boolean {
       if (arg === null) return true;
       const lit = /^\s*(['"])(\w+)\1\s*$/.exec(arg);
       if (lit) return lit[2] !== 'double';
-      // `compute_type=ct`: every binding of `ct` in the Python module is the literal "double" → fp64 only.
       const parent = ctx.source.parent;
       if (!parent || !/^\w+$/.test(arg.trim())) return true;
       const values = parent.root.descendantsOfType('assignment').filter((a) => a.childForFieldName('left')?.text === arg.trim()).map((a) => a.childForFieldName('right')?.text.trim() ?? '');
