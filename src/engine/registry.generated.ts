@@ -41,6 +41,7 @@ import precisionConstructiveKernelInFp32 from '../../checks/precision/constructi
 import precisionFp64ToleranceInFp32Path from '../../checks/precision/fp64-tolerance-in-fp32-path/check.js';
 import precisionHardcodedDouble from '../../checks/precision/hardcoded-double/check.js';
 import precisionMissingKahan from '../../checks/precision/missing-kahan/check.js';
+import precisionNonconservativeFp32Bounds from '../../checks/precision/nonconservative-fp32-bounds/check.js';
 import precisionPrecisionPlanNotWired from '../../checks/precision/precision-plan-not-wired/check.js';
 import syncBlockingMemsetMemcpy from '../../checks/sync/blocking-memset-memcpy/check.js';
 import syncCacheConfigChangeInHotPath from '../../checks/sync/cache-config-change-in-hot-path/check.js';
@@ -102,6 +103,7 @@ export const CHECKS: readonly CheckDef[] = [
   precisionFp64ToleranceInFp32Path,
   precisionHardcodedDouble,
   precisionMissingKahan,
+  precisionNonconservativeFp32Bounds,
   precisionPrecisionPlanNotWired,
   syncBlockingMemsetMemcpy,
   syncCacheConfigChangeInHotPath,
