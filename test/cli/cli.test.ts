@@ -4,7 +4,7 @@
  * "gpu-review:" and carries no stack trace; every file that cannot be reviewed must be skipped with
  * its reason while the other files' findings are kept.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -46,6 +46,30 @@ function run(args: string[], opts: { input?: string | Buffer; cwd?: string; env?
     ms: performance.now() - t0,
     error: r.error,
   };
+}
+
+/**
+ * `run` without blocking the test worker: a spawnSync of over a minute starves vitest's own RPC
+ * with the worker ("Timeout calling onTaskUpdate").
+ */
+function runAsync(args: string[], opts: { cwd?: string; timeout?: number } = {}): Promise<Run> {
+  const t0 = performance.now();
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...GIT_ENV, NO_COLOR: '1', FORCE_COLOR: undefined, GPU_REVIEW_DEBUG: undefined },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => child.kill('SIGTERM'), opts.timeout ?? TIMEOUT_MS);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms: performance.now() - t0 });
+    });
+  });
 }
 
 function describeRun(r: Run): string {
@@ -598,7 +622,7 @@ describe('files that cannot be reviewed are skipped with a reason; the others ar
     expect(ms).toBeLessThan(30_000);
   });
 
-  it('a 50 MB diff of many added files finishes within the timeout', { timeout: 330_000 }, () => {
+  it('a 50 MB diff of many added files finishes within the timeout', { timeout: 330_000 }, async () => {
     const path = join(work, 'fifty-mb.diff');
     const fd = openSync(path, 'w');
     let total = 0;
@@ -615,7 +639,7 @@ describe('files that cannot be reviewed are skipped with a reason; the others ar
       else emit(addedDiff(`src/gen/kern_${k}.cu`, generatedCuda(k)));
     }
     closeSync(fd);
-    const r = run(['review', path, '--format', 'json'], { timeout: 300_000 });
+    const r = await runAsync(['review', path, '--format', 'json'], { timeout: 300_000 });
     console.log(`[timing] 50 MB diff (${(total / 1048576).toFixed(1)} MiB, ${files + 1} files): ${Math.round(r.ms)} ms wall, status ${r.status}${r.signal ? `, killed by ${r.signal}` : ''}`);
     expectReviewed(r);
     const report = JSON.parse(r.stdout) as JsonReport;
@@ -629,7 +653,7 @@ describe('files that cannot be reviewed are skipped with a reason; the others ar
     // and what was reviewed before stands.
     const cfg = join(work, 'budget.yml');
     writeFileSync(cfg, 'limits: { review_timeout_ms: 3000 }\n');
-    const b = run(['review', path, '--format', 'json', '--config', cfg], { timeout: 120_000 });
+    const b = await runAsync(['review', path, '--format', 'json', '--config', cfg], { timeout: 120_000 });
     console.log(`[timing] 50 MB diff with a 3 s review budget: ${Math.round(b.ms)} ms wall, status ${b.status}`);
     expectReviewed(b);
     const budget = JSON.parse(b.stdout) as JsonReport;
