@@ -189,7 +189,18 @@ export interface PythonModuleFacts {
   assigns: Map<string, SyntaxNode | null>;
 }
 
+const assignmentMemo = new WeakMap<object, Map<string, SyntaxNode | null>>();
+
+/** Names assigned exactly once in the module, to their value; memoized per tree (every kernel string of a module asks). */
 export function collectSingleAssignments(root: SyntaxNode): Map<string, SyntaxNode | null> {
+  const hit = assignmentMemo.get(root.tree);
+  if (hit) return hit;
+  const r = computeSingleAssignments(root);
+  assignmentMemo.set(root.tree, r);
+  return r;
+}
+
+function computeSingleAssignments(root: SyntaxNode): Map<string, SyntaxNode | null> {
   const assigns = new Map<string, SyntaxNode | null>();
   for (const a of root.descendantsOfType('assignment')) {
     const left = a.childForFieldName('left');
