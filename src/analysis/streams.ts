@@ -872,3 +872,8 @@ export function storedInContainer(occ: SyntaxNode): boolean {
   }
   return false;
 }
+
+/** How messages name a stream (null = the legacy default stream). */
+export function streamLabel(s: string | null): string {
+  return s === null ? 'the default stream' : `stream \`${s}\``;
+}

@@ -203,3 +203,9 @@ export function usesVocabulary(text: string, entries: readonly string[]): boolea
     return new RegExp(`(^|[^\\w])${esc}\\b`).test(text);
   });
 }
+
+/** Flagged code as a message quotes it: one line, at most 60 characters. */
+export function quote(n: SyntaxNode): string {
+  const t = n.text.replace(/\s*\n\s*/g, ' ');
+  return t.length > 60 ? t.slice(0, 57) + '...' : t;
+}

@@ -1,13 +1,8 @@
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import { lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 const FIX =
   'Size the output once: count per item on the device, `d_off = exclusive_sum(d_counts, synchronize=False)`, `total = count_scatter_total(runtime, d_counts, d_off)`, one `runtime.allocate((total,), dtype)`, then one scatter launch that writes each item at its offset.';

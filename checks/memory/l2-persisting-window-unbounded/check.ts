@@ -3,15 +3,10 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { hostFunctionOf } from '../../../src/analysis/flow.js';
 import { mentionNodes } from '../../../src/analysis/mentions.js';
 import { pythonModel } from '../../../src/analysis/python.js';
-import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
+import { calleePath, lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 const MB = 1024 * 1024;
 const FIELDS = ['base_ptr', 'num_bytes', 'hitRatio', 'hitProp', 'missProp'] as const;

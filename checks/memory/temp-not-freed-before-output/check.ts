@@ -1,17 +1,12 @@
 import { hostFunctionOf, pyStatement, unconditionalWithin } from '../../../src/analysis/flow.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import { contains, lastName, unparen } from '../../../src/analysis/syntax.js';
+import { contains, lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
 // CuPy returns views for these: the "temporary" shares another array's memory, releasing it frees nothing.
 const NO_ALLOC_METHODS = /^(view|reshape|ravel|transpose|swapaxes|squeeze|get|item|tolist|tobytes)$/;
 const STORE_METHODS = /^(append|extend|insert|add|put|put_nowait|appendleft|setdefault|update|push|submit)$/;
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 /**
  * A use that makes another reference to the array (bound to a name or attribute, including views, stored in

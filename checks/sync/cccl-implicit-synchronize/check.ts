@@ -1,12 +1,8 @@
 import { pythonModel } from '../../../src/analysis/python.js';
-import { commentsAround, contains, lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 // Names of scan/reduce/sort/compaction wrappers (`reduce_sum`, `segmented_sort_pairs`, `compact_indices`).
 const CCCL_LIKE = /(^|_)(sum|scan|reduce|sort|select|partition|unique|histogram|compact)(_|$)/;
 const PY_NULL_STREAM = /^(None|0|(cp|cupy)\.cuda\.Stream\.null)$/;

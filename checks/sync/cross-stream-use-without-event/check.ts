@@ -1,30 +1,10 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { cppFlowsTo, hostFunctionOf, sameFunction } from '../../../src/analysis/flow.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import {
-  bufferKey,
-  cppBufferBase,
-  hostSyncBetween,
-  pyBoundName,
-  pyBufferBase,
-  pyContextStream,
-  pyStreamOf,
-  streamDeclAt,
-  streamFacts,
-  streamKey,
-  streamText,
-  syncHelperCalls,
-  type StreamFacts,
-} from '../../../src/analysis/streams.js';
-import { lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { bufferKey, cppBufferBase, hostSyncBetween, pyBoundName, pyBufferBase, pyContextStream, pyStreamOf, streamDeclAt, streamFacts, type StreamFacts, streamKey, streamLabel, streamText, syncHelperCalls } from '../../../src/analysis/streams.js';
+import { lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
-const streamLabel = (s: string | null) => (s === null ? 'the default stream' : `stream \`${s}\``);
 
 /** A stream-ordered operation and the buffers it writes (or allocates) and touches. */
 interface Op {

@@ -1,14 +1,9 @@
 import { hostFunctionOf, pyStatement } from '../../../src/analysis/flow.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { hostSyncBetween, pyContextStream, pyStreamOf, pyWithItems, streamDeclAt, streamFacts, syncHelperCalls } from '../../../src/analysis/streams.js';
-import { calleePath, lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { calleePath, lastName, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 // CuPy's wrappers for a stream it did not create: `cp.cuda.ExternalStream(ptr)` (CuPy < 14) and
 // `cp.cuda.Stream.from_external(obj)` (CuPy >= 14; catalog §6 I-22).

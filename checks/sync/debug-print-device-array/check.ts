@@ -1,12 +1,7 @@
 import { pythonModel } from '../../../src/analysis/python.js';
-import { calleePath, contains, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { calleePath, contains, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 // Logger methods whose level is normally enabled. `debug` is left out: with lazy `%s` arguments the
 // array is only formatted when debug logging is on (catalog: conservative default).

@@ -1,12 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import { matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 // Builtins that keep one item per element, so the length of their result is the array's first extent.
 // `set`, `dict`, `filter` and slicing change the count and are left alone.

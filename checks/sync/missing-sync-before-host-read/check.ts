@@ -1,32 +1,10 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { cppFlowsTo, cppStatement, hostFunctionOf, loopsAround, pyStatement, sameFunction } from '../../../src/analysis/flow.js';
 import { pythonModel } from '../../../src/analysis/python.js';
-import {
-  bufferKey,
-  bufferOccurrences,
-  cppHostAccess,
-  hostSyncBetween,
-  pyContextStream,
-  pyHostAccess,
-  pyStreamOf,
-  streamDeclAt,
-  streamFacts,
-  streamKey,
-  streamText,
-  syncHelperCalls,
-  type AsyncD2H,
-  type HostAccess,
-  type StreamFacts,
-} from '../../../src/analysis/streams.js';
-import { calleePath, contains, pyArgs } from '../../../src/analysis/syntax.js';
+import { type AsyncD2H, bufferKey, bufferOccurrences, cppHostAccess, type HostAccess, hostSyncBetween, pyContextStream, pyHostAccess, pyStreamOf, streamDeclAt, streamFacts, type StreamFacts, streamKey, streamLabel, streamText, syncHelperCalls } from '../../../src/analysis/streams.js';
+import { calleePath, contains, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
-const streamLabel = (s: string | null) => (s === null ? 'the default stream' : `stream \`${s}\``);
 
 interface Lang {
   python: boolean;

@@ -13,14 +13,9 @@ import {
   syncHelperCalls,
   type StreamFacts,
 } from '../../../src/analysis/streams.js';
-import { contains, lastName, pyArgs } from '../../../src/analysis/syntax.js';
+import { contains, lastName, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 interface Op {
   node: SyntaxNode;

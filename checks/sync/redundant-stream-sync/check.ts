@@ -1,17 +1,11 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel } from '../../../src/analysis/python.js';
-import { streamFacts, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
-import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { streamFacts, streamLabel, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
+import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
 const ID = 'sync/redundant-stream-sync';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
-const streamLabel = (s: string | null) => (s === null ? 'the default stream' : `stream \`${s}\``);
 
 // Python expressions that name the legacy default stream (CuPy's `Stream.null`, `stream=None`, `0`).
 const PY_NULL_STREAM = /^(None|0|(cp|cupy)\.cuda\.Stream\.null|Stream\.null|(cp|cupy)\.cuda\.Stream\.null\.ptr)$/;

@@ -1,12 +1,8 @@
 import { pythonModel } from '../../../src/analysis/python.js';
-import { commentsAround, contains, pyArgs } from '../../../src/analysis/syntax.js';
+import { commentsAround, contains, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|TRACE|PROFILE)\w*\b/;
 
 function statementOf(n: SyntaxNode): SyntaxNode {

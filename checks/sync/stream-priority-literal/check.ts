@@ -3,14 +3,9 @@ import { enclosingClass, hostFunctionOf } from '../../../src/analysis/flow.js';
 import { mentionNodes } from '../../../src/analysis/mentions.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { streamFacts, streamKey, type StreamCreation, type StreamFacts } from '../../../src/analysis/streams.js';
-import { contains, unparen } from '../../../src/analysis/syntax.js';
+import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 /** A Python integer written in the source: `5`, `-1`, or a name bound once to one (`HIGH_PRIORITY = -1`). */
 function pyLiteralInt(m: PyModel, e: SyntaxNode | null | undefined, depth = 0): number | null {

@@ -4,16 +4,11 @@ import { hostFunctionOf } from '../../../src/analysis/flow.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { pyContextStream, storedInContainer, streamFacts, streamKey, type StreamCreation, type StreamFacts } from '../../../src/analysis/streams.js';
-import { calleePath, contains } from '../../../src/analysis/syntax.js';
+import { calleePath, contains, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
 const LIMIT = 8;
-
-const quote = (n: SyntaxNode) => {
-  const t = n.text.replace(/\s*\n\s*/g, ' ');
-  return t.length > 60 ? t.slice(0, 57) + '...' : t;
-};
 
 // A loop over GPUs makes one stream per device: each device schedules its own streams.
 const DEVICE_LOOP = /dev|gpu/i;
