@@ -60,7 +60,6 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const config = opts.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
-  const byId = new Map(checks.map((c) => [c.id, c]));
   const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
   const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
 
@@ -104,7 +103,6 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     }
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  void byId;
   return { result: { findings, files, errors }, diff, fileLines };
 }
 

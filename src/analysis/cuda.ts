@@ -205,10 +205,6 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       gpuOpIds.add(c.id);
     }
   }
-  // Launches written in the C++ fallback grammar: `k(  g, b  )(args)`.
-  if (source.text.includes('<<<') === false && launches.length === 0) {
-    /* nothing: the CUDA grammar is the normal path; the fallback records launches in the masker */
-  }
 
   const loopsOf = (n: SyntaxNode): SyntaxNode[] => {
     const out: SyntaxNode[] = [];
