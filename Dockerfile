@@ -1,24 +1,40 @@
-# gpu-review image. For now it runs the CLI (review a diff given on stdin or as a mounted file); the
-# self-hosted GitHub App service replaces the entry point when it lands (see README).
+# gpu-review: the self-hosted GitHub App service (`node dist/src/server.js`). Settings come from the
+# environment at `docker run` time (README "Self-hosted service"); no secret is baked into the image.
+# The CLI is in the image too: `docker run --rm -i --entrypoint node IMAGE dist/src/cli.js --help`.
+
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-# tree-sitter ships prebuilt binaries for linux-x64/arm64; the toolchain is only a fallback.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
 COPY scripts ./scripts
+# --ignore-scripts: `prepare` would build before the sources are copied. tree-sitter and its
+# grammars then load their bundled prebuilt binaries (node-gyp-build), so no compiler is needed.
+RUN npm ci --ignore-scripts
 COPY src ./src
 COPY checks ./checks
 COPY bench ./bench
-RUN npm ci && npm prune --omit=dev
+RUN npx tsc -p tsconfig.json
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    LOG_LEVEL=info
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --chown=root:root package.json ./
 # Rule documentation for `gpu-review explain`.
-COPY --from=build /app/checks ./checks
+COPY --from=build --chown=root:root /app/checks ./checks
 USER node
-ENTRYPOINT ["node", "/app/dist/src/cli.js"]
-CMD ["--help"]
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM (docker stop) drains the review queue for up to SHUTDOWN_TIMEOUT_MS (default 25 s):
+# give `docker stop -t` a little more than that.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/src/server.js"]

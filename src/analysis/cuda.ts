@@ -448,6 +448,15 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
           if (value.type === 'argument_list' || value.type === 'initializer_list') vals = value.namedChildren.map((x) => constValue(x));
           else vals = [constValue(value)];
           if (vals.length && vals.every((x) => x !== null)) dim3Cache.set(name, [vals[0]!, vals[1] ?? 1, vals[2] ?? 1]);
+        } else if (c.type === 'function_declarator' && d.parent?.type !== 'translation_unit') {
+          // C++'s most vexing parse: `dim3 blk(kThreads);` in a function body reads as a declaration of a
+          // function taking a `kThreads`; it is a dim3 built from named constants.
+          const name = c.childForFieldName('declarator')?.text;
+          const ps = c.childForFieldName('parameters')?.namedChildren ?? [];
+          if (!name || !ps.length || ps.some((p) => p.type !== 'parameter_declaration' || p.namedChildren.length !== 1)) continue;
+          names.set(name, (names.get(name) ?? 0) + 1);
+          const vals = ps.map((p) => constValue(p.childForFieldName('type')));
+          if (vals.every((x) => x !== null)) dim3Cache.set(name, [vals[0]!, vals[1] ?? 1, vals[2] ?? 1]);
         }
       }
     }

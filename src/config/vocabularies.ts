@@ -431,6 +431,16 @@ export const DEFAULT_VOCABULARIES = {
   warmup_delegates: [] as string[],
   /** Accepted values of NVRTC's `--std=` (`nvrtc/std-flag-convention`; 003 §7.4: c++17 is the vibeSpatial convention). */
   nvrtc_std_versions: ['c++17'],
+  /** Block-wide barriers every thread of the block must reach (catalog `kernel/syncthreads-in-divergent-branch`). */
+  block_barrier_calls: ['__syncthreads', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or', 'cg::sync', 'cooperative_groups::sync', '__barrier_sync'],
+  /** Warp collectives whose mask names the lanes that must all execute the call (catalog `kernel/full-mask-warp-op-in-divergent-code`). */
+  warp_collective_calls: [
+    '__shfl_sync', '__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__ballot_sync', '__any_sync', '__all_sync',
+    '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync',
+    '__match_any_sync', '__match_all_sync', '__syncwarp',
+  ],
+  /** Object-like macros or constants that projects define as the full warp mask. */
+  full_mask_names: ['FULL_MASK', 'FULL_WARP_MASK', 'WARP_MASK', 'kFullMask', 'FULL_MASK_32'],
   /** NVRTC options every explicit options tuple must contain (e.g. `--std=c++17`); empty: omission is not flagged. */
   nvrtc_required_options: [] as string[],
 };

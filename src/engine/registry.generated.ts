@@ -9,6 +9,12 @@ import hostDeviceNumpyOnDeviceArray from '../../checks/host-device/numpy-on-devi
 import hostDevicePythonLoopOverDeviceArray from '../../checks/host-device/python-loop-over-device-array/check.js';
 import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
+import kernelFullMaskWarpOpInDivergentCode from '../../checks/kernel/full-mask-warp-op-in-divergent-code/check.js';
+import kernelGridTooSmall from '../../checks/kernel/grid-too-small/check.js';
+import kernelHardcodedBlockSize from '../../checks/kernel/hardcoded-block-size/check.js';
+import kernelLaunchExceedsLaunchBounds from '../../checks/kernel/launch-exceeds-launch-bounds/check.js';
+import kernelSyncthreadsInDivergentBranch from '../../checks/kernel/syncthreads-in-divergent-branch/check.js';
+import kernelWaveQuantization from '../../checks/kernel/wave-quantization/check.js';
 import memoryAsyncPoolReleaseThreshold from '../../checks/memory/async-pool-release-threshold/check.js';
 import memoryDynamicSmemOverDefaultWithoutOptIn from '../../checks/memory/dynamic-smem-over-default-without-opt-in/check.js';
 import memoryFifoDeallocation from '../../checks/memory/fifo-deallocation/check.js';
@@ -72,6 +78,12 @@ export const CHECKS: readonly CheckDef[] = [
   hostDevicePythonLoopOverDeviceArray,
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
+  kernelFullMaskWarpOpInDivergentCode,
+  kernelGridTooSmall,
+  kernelHardcodedBlockSize,
+  kernelLaunchExceedsLaunchBounds,
+  kernelSyncthreadsInDivergentBranch,
+  kernelWaveQuantization,
   memoryAsyncPoolReleaseThreshold,
   memoryDynamicSmemOverDefaultWithoutOptIn,
   memoryFifoDeallocation,

@@ -2,63 +2,104 @@
  * Reviews run off the webhook's request path: the handler enqueues and GitHub gets its answer at
  * once (it gives up on a delivery after 10 s, and throttled writes alone can take longer). Jobs
  * of one pull request run in order, so a push's review sees the comments of the one before.
- * In-process only; the self-hosted service replaces it with a durable queue.
+ * Bounded and closable for the self-hosted service (`src/service/`); in-process only.
  */
+/** Thrown by `add` when the queue takes no more work; `status` becomes the webhook's answer. */
+export class QueueRejected extends Error {
+  readonly status = 503;
+  constructor(readonly reason: 'full' | 'closed') {
+    super(reason === 'full' ? 'review queue is full; redeliver later' : 'shutting down; redeliver later');
+  }
+}
+
+export interface QueueOptions {
+  /** Most jobs waiting to start; past it `add` throws `QueueRejected('full')`. Default: unbounded. */
+  maxBacklog?: number;
+  /** A job added for a key that already has one waiting replaces it (the newer push wins). */
+  supersede?: boolean;
+  /** Called with the key of a waiting job that a newer one replaced. */
+  onSuperseded?: (key: string) => void;
+}
+
+interface Entry {
+  key: string;
+  job: () => Promise<unknown>;
+}
+
 export class ReviewQueue {
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly running = new Set<Promise<void>>();
+  private readonly backlog: Entry[] = [];
+  private readonly busy = new Set<string>();
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private closed = false;
+  private idlers: Array<() => void> = [];
 
   constructor(
     private readonly concurrency = 4,
     private readonly onError: (err: unknown, key: string) => void = () => {},
+    private readonly options: QueueOptions = {},
   ) {}
 
   add(key: string, job: () => Promise<unknown>): void {
-    const prev = this.chains.get(key) ?? Promise.resolve();
-    const next = prev
-      .then(() => this.slot())
-      .then(async () => {
-        try {
-          await job();
-        } catch (err) {
-          this.onError(err, key);
-        } finally {
-          this.release();
-        }
-      });
-    this.chains.set(key, next);
-    this.running.add(next);
-    void next.finally(() => {
-      this.running.delete(next);
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    if (this.closed) throw new QueueRejected('closed');
+    if (this.options.supersede) {
+      const waiting = this.backlog.find((e) => e.key === key);
+      if (waiting) {
+        waiting.job = job; // keeps its place in line
+        this.options.onSuperseded?.(key);
+        return;
+      }
+    }
+    if (this.backlog.length >= (this.options.maxBacklog ?? Infinity)) throw new QueueRejected('full');
+    this.backlog.push({ key, job });
+    this.pump();
+  }
+
+  /** Stops taking jobs (`add` throws); the ones already queued still run. */
+  close(): void {
+    this.closed = true;
+  }
+
+  get accepting(): boolean {
+    return !this.closed && this.backlog.length < (this.options.maxBacklog ?? Infinity);
   }
 
   /** Resolves when every job queued so far (and any they queue) has finished. */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  idle(): Promise<void> {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((r) => this.idlers.push(r));
   }
 
+  /** Jobs waiting plus jobs running. */
   get size(): number {
-    return this.running.size;
+    return this.backlog.length + this.active;
   }
 
-  private slot(): Promise<void> {
-    if (this.active < this.concurrency) {
+  get waiting(): number {
+    return this.backlog.length;
+  }
+
+  get running(): number {
+    return this.active;
+  }
+
+  private pump(): void {
+    while (this.active < this.concurrency) {
+      const i = this.backlog.findIndex((e) => !this.busy.has(e.key));
+      if (i < 0) break;
+      const [entry] = this.backlog.splice(i, 1);
       this.active++;
-      return Promise.resolve();
+      this.busy.add(entry.key);
+      // A microtask later, as before: the caller's synchronous code after `add` runs first.
+      void Promise.resolve()
+        .then(() => entry.job())
+        .catch((err) => this.onError(err, entry.key))
+        .finally(() => {
+          this.active--;
+          this.busy.delete(entry.key);
+          this.pump();
+          if (this.size === 0) for (const r of this.idlers.splice(0)) r();
+        });
     }
-    return new Promise((resolve) => this.waiting.push(() => {
-      this.active++;
-      resolve();
-    }));
-  }
-
-  private release(): void {
-    this.active--;
-    this.waiting.shift()?.();
   }
 }
 
@@ -80,5 +121,10 @@ export class DeliveryLog {
       if (oldest !== undefined) this.seen.delete(oldest);
     }
     return true;
+  }
+
+  /** Drops the id again (its delivery was refused, so GitHub's redelivery must be taken). */
+  forget(id: string): void {
+    this.seen.delete(id);
   }
 }

@@ -1,0 +1,227 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { createNodeMiddleware, Probot, type ProbotOctokit } from 'probot';
+import { createApp, type AppOptions } from '../app.js';
+import { GpuReviewOctokit } from '../github/octokit.js';
+import { DeliveryLog, QueueRejected, ReviewQueue } from '../github/queue.js';
+import type { Outcome } from '../github/review-pr.js';
+import type { ServiceConfig } from './config.js';
+import { createLogger } from './log.js';
+import { countingFetch, createMetrics, type Metrics } from './metrics.js';
+
+export interface ServiceOptions {
+  config: ServiceConfig;
+  /** Where the JSON log lines go (default stdout). */
+  logStream?: NodeJS.WritableStream;
+  Octokit?: typeof ProbotOctokit;
+  /** Passed through to `createApp` (tests pin checks, shrink retry delays, watch outcomes). */
+  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome'>;
+  /** Delay between attempts of the start-up `GET /app` while not ready. Default 5 s. */
+  authRetryMs?: number;
+}
+
+/** Remembers the id it last took, so a delivery the queue refuses can be taken again on redelivery. */
+class ServiceDeliveries extends DeliveryLog {
+  last: string | undefined;
+  override accept(id: string): boolean {
+    const ok = super.accept(id);
+    if (ok) this.last = id;
+    return ok;
+  }
+}
+
+/**
+ * The queue `createApp` fills. Each job is timed and counted; a refused job (queue full or
+ * shutting down) throws `QueueRejected`, which the webhook middleware answers with its status
+ * (503) so GitHub marks the delivery failed and it can be redelivered. `createApp` records the
+ * delivery id before it enqueues, with no await in between, so the id to forget is the last one.
+ */
+class ServiceQueue extends ReviewQueue {
+  constructor(
+    concurrency: number,
+    maxBacklog: number,
+    private readonly deliveries: ServiceDeliveries,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {
+    super(
+      concurrency,
+      (err, key) => {
+        metrics.reviews.inc({ result: 'failed' });
+        log.error({ err, pr: key }, 'review job crashed');
+      },
+      {
+        maxBacklog,
+        supersede: true,
+        onSuperseded: (key) => {
+          metrics.reviews.inc({ result: 'superseded' });
+          log.info({ pr: key }, 'queued review superseded by a newer push');
+        },
+      },
+    );
+  }
+
+  override add(key: string, job: () => Promise<unknown>): void {
+    try {
+      super.add(key, async () => {
+        const end = this.metrics.duration.startTimer();
+        try {
+          await job();
+        } finally {
+          end();
+        }
+      });
+    } catch (err) {
+      if (err instanceof QueueRejected && this.deliveries.last) this.deliveries.forget(this.deliveries.last);
+      if (err instanceof QueueRejected) this.log.warn({ pr: key, reason: err.reason }, 'delivery refused with 503');
+      throw err;
+    }
+  }
+}
+
+const RESULT: Record<Outcome['kind'], string> = { reviewed: 'done', failed: 'failed', skipped: 'skipped', 'config-error': 'config_error' };
+
+export interface Service {
+  readonly server: Server;
+  readonly probot: Probot;
+  readonly queue: ReviewQueue;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  /** `http://host:port` once listening. */
+  url: string;
+  readonly ready: boolean;
+  listen(): Promise<void>;
+  /**
+   * Stops taking deliveries (503), waits for the queued and running reviews up to
+   * `shutdownTimeoutMs`, closes the server. True when every review finished.
+   */
+  stop(): Promise<boolean>;
+}
+
+export async function createService(opts: ServiceOptions): Promise<Service> {
+  const { config } = opts;
+  const log = createLogger(config.logLevel, [config.privateKey, config.webhookSecret], opts.logStream);
+  let queue: ServiceQueue | undefined;
+  const metrics = createMetrics(() => ({ waiting: queue?.waiting ?? 0, running: queue?.running ?? 0 }));
+  const deliveries = new ServiceDeliveries();
+  queue = new ServiceQueue(config.concurrency, config.queueMax, deliveries, metrics, log);
+  const q = queue;
+
+  const probot = new Probot({
+    appId: config.appId,
+    privateKey: config.privateKey,
+    secret: config.webhookSecret,
+    baseUrl: config.baseUrl,
+    log: log as never,
+    Octokit: opts.Octokit ?? GpuReviewOctokit,
+    request: { fetch: countingFetch(metrics) },
+  });
+  const appFn = createApp({
+    ...opts.app,
+    queue: q,
+    deliveries,
+    onOutcome: (outcome, event) => {
+      metrics.reviews.inc({ result: RESULT[outcome.kind] });
+      opts.app?.onOutcome?.(outcome, event);
+    },
+  });
+  const middleware = await createNodeMiddleware(appFn, { probot, webhooksPath: config.webhookPath });
+
+  let authenticated = false;
+  let stopping = false;
+  let authTimer: NodeJS.Timeout | undefined;
+  const authenticate = async () => {
+    try {
+      const octokit = await probot.auth();
+      const { data } = await octokit.rest.apps.getAuthenticated();
+      authenticated = true;
+      log.info({ app: data?.slug }, 'authenticated as the GitHub App');
+    } catch (err) {
+      log.warn({ err: { message: (err as Error).message, status: (err as { status?: number }).status } }, 'GET /app failed; not ready yet');
+      if (!stopping) authTimer = setTimeout(() => void authenticate(), opts.authRetryMs ?? 5000);
+    }
+  };
+
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/readyz') {
+      const ok = authenticated && q.accepting && !stopping;
+      return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting: q.accepting && !stopping, queued: q.waiting, running: q.running });
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      const body = await metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body);
+      return;
+    }
+    if (path === config.webhookPath) {
+      const event = String(req.headers['x-github-event'] ?? 'unknown');
+      res.on('finish', () => metrics.deliveries.inc({ event, status: String(res.statusCode) }));
+      if (stopping) {
+        res.setHeader('retry-after', '30');
+        return json(res, 503, { error: 'shutting down; redeliver later' });
+      }
+      if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) return json(res, 413, { error: 'payload too large' });
+      const handled = await middleware(req, res);
+      if (handled !== false) return;
+    }
+    return json(res, 404, { error: 'not found' });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      log.error({ err }, 'request failed');
+      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+    });
+  });
+  // GitHub's delivery must be answered within 10 s; nothing here should take close to that.
+  server.requestTimeout = 10_000;
+
+  const service: Service = {
+    server,
+    probot,
+    queue: q,
+    metrics,
+    log,
+    url: '',
+    get ready() {
+      return authenticated && q.accepting && !stopping;
+    },
+    async listen() {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => resolve());
+      });
+      const a = server.address() as AddressInfo;
+      service.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+      log.info({ url: service.url, webhookPath: config.webhookPath, concurrency: config.concurrency, queueMax: config.queueMax }, 'listening');
+      void authenticate();
+    },
+    async stop() {
+      if (stopping) return false;
+      stopping = true;
+      clearTimeout(authTimer);
+      q.close();
+      log.info({ queued: q.waiting, running: q.running, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: new deliveries get 503, finishing queued reviews');
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        q.idle().then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), config.shutdownTimeoutMs))),
+      ]);
+      clearTimeout(timer);
+      if (drained) log.info('all reviews finished');
+      else log.error({ queued: q.waiting, running: q.running }, 'shutdown timeout: abandoning unfinished reviews (their deliveries can be redelivered from the App settings)');
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      return drained;
+    },
+  };
+  return service;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { cudaModel } from '../../src/analysis/cuda.js';
+import { hasGridStrideLoop, isCeilDivGrid, launchConfigs } from '../../src/analysis/launch-config.js';
+import { buildSources } from '../../src/sources/build.js';
+import { config } from '../helpers.js';
+
+function source(text: string, path: string, language: 'cuda' | 'python') {
+  const [s] = buildSources(path, language, { text, firstLine: 1, label: 'file', wholeFile: true }, 5000);
+  return s!;
+}
+
+describe('launch configurations', () => {
+  const cfg = config();
+  const cu = source(
+    [
+      'constexpr int kThreads = 512;',
+      '__global__ void stride(float* a, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) a[i] = 0; }',
+      '__global__ void once(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 0; }',
+      'void run(float* a, int n) {',
+      '  dim3 blk(kThreads);',
+      '  stride<<<(n + 511) / 512, blk>>>(a, n);',
+      '  once<<<130, 1024>>>(a, n);',
+      '}',
+    ].join('\n'),
+    'src/a.cu',
+    'cuda',
+  );
+  it('folds dim3 declarations that C++ parses as function declarations', () => {
+    const ls = launchConfigs.compute(cu, cfg);
+    expect(ls.map((l) => l.block)).toEqual([[512, 1, 1], [1024, 1, 1]]);
+    expect(ls[1]!.grid).toEqual([130, 1, 1]);
+    expect(ls.map((l) => l.kernel?.fn.name)).toEqual(['stride', 'once']);
+  });
+  it('grid-stride loops and ceil-div grids', () => {
+    const m = cudaModel.compute(cu, cfg);
+    expect(hasGridStrideLoop(m.kernels.get('stride')!)).toBe(true);
+    expect(hasGridStrideLoop(m.kernels.get('once')!)).toBe(false);
+    const ls = launchConfigs.compute(cu, cfg);
+    expect(isCeilDivGrid(ls[0]!.gridNode)).toBe(true);
+    expect(isCeilDivGrid(ls[1]!.gridNode)).toBe(false);
+  });
+  it('python launches resolve the kernel string', () => {
+    const py = source(
+      [
+        'import cupy as cp',
+        'SRC = r"""',
+        'extern "C" __global__ __launch_bounds__(128) void relax(float* d, int n) { }',
+        '"""',
+        'relax = cp.RawModule(code=SRC).get_function("relax")',
+        'relax(((n + 127) // 128,), (128,), (d, n))',
+      ].join('\n'),
+      'src/a.py',
+      'python',
+    );
+    const [l] = launchConfigs.compute(py, cfg);
+    expect(l!.block).toEqual([128, 1, 1]);
+    expect(l!.kernel?.fn.name).toBe('relax');
+    expect(isCeilDivGrid(l!.gridNode!.namedChildren[0]!)).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+import nock from 'nock';
+
+/**
+ * Just enough of GitHub for many pull requests at once (the load and queue tests): each PR's live
+ * head is the last SHA pushed, it changes no files, the repository has no config. The detailed
+ * GitHub behaviour is test/app/fake-github.ts's job; this one counts what was asked.
+ */
+export class LightGitHub {
+  /** Live head per PR number (set by the test as it "pushes"). */
+  heads = new Map<number, string>();
+  /** Until resolved, reading a PR's files waits (holds review jobs in flight). */
+  gate: Promise<void> | null = null;
+  reviews: Array<{ number: number; sha: string }> = [];
+  /** Head SHAs of the check runs completed (one per review that ran to the end). */
+  completed: string[] = [];
+  private checkRuns = new Map<number, string>();
+  calls = 0;
+  private scope: nock.Scope | null = null;
+  private nextId = 1;
+
+  start(base = 'https://api.github.com'): this {
+    const self = this;
+    const reply = (method: string) =>
+      async function (uri: string, body: any): Promise<[number, any]> {
+        self.calls++;
+        return self.route(method, new URL(uri, base).pathname, typeof body === 'string' && body ? JSON.parse(body) : body);
+      };
+    this.scope = nock(base).persist().get(/.*/).reply(reply('GET')).post(/.*/).reply(reply('POST')).patch(/.*/).reply(reply('PATCH')).put(/.*/).reply(reply('PUT'));
+    return this;
+  }
+
+  stop(): void {
+    this.scope?.persist(false);
+    nock.cleanAll();
+  }
+
+  private async route(method: string, path: string, body: any): Promise<[number, any]> {
+    let m: RegExpExecArray | null;
+    if (method === 'GET' && path === '/app') return [200, { id: 1, slug: 'gpu-review', name: 'gpu-review', owner: { login: 'o' } }];
+    if (method === 'POST' && /^\/app\/installations\/\d+\/access_tokens$/.test(path)) return [201, { token: 'ghs_' + 'x'.repeat(36), expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {} }];
+    if (method === 'GET' && (m = /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/.exec(path))) {
+      const n = Number(m[1]);
+      return [200, { number: n, state: 'open', draft: false, head: { sha: this.heads.get(n), ref: 'b' }, base: { sha: 'f'.repeat(40), ref: 'main' }, user: { login: 'dev', type: 'User' } }];
+    }
+    if (method === 'GET' && /\/pulls\/\d+\/files$/.test(path)) {
+      if (this.gate) await this.gate;
+      return [200, []];
+    }
+    if (method === 'GET' && /\/contents\//.test(path)) return [404, { message: 'Not Found' }];
+    if (method === 'GET') return [200, []];
+    if (method === 'POST' && /\/check-runs$/.test(path)) {
+      const id = this.nextId++;
+      this.checkRuns.set(id, body?.head_sha);
+      if (body?.status === 'completed') this.completed.push(body?.head_sha);
+      return [201, { id, head_sha: body?.head_sha, status: body?.status ?? 'queued' }];
+    }
+    if (method === 'PATCH' && (m = /\/check-runs\/(\d+)$/.exec(path))) {
+      if (body?.status === 'completed' || body?.conclusion) this.completed.push(this.checkRuns.get(Number(m[1])) ?? '?');
+      return [200, { id: Number(m[1]) }];
+    }
+    if (method === 'POST' && (m = /\/pulls\/(\d+)\/reviews$/.exec(path))) {
+      this.reviews.push({ number: Number(m[1]), sha: body?.commit_id });
+      return [200, { id: this.nextId++, state: 'COMMENTED', body: body?.body ?? '', commit_id: body?.commit_id, user: { login: 'gpu-review[bot]', type: 'Bot' } }];
+    }
+    if (method === 'POST' && path === '/graphql') return [200, { data: { repository: null } }];
+    return [404, { message: `LightGitHub: no route for ${method} ${path}` }];
+  }
+}
