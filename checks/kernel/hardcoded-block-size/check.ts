@@ -43,6 +43,11 @@ function sharedSizedByBlockName(l: LaunchConfig): boolean {
   return names.some((n) => extents.some((e) => new RegExp(`\\b${n}\\b`).test(e)));
 }
 
+/** One warp per item (`<<<n, 32>>>` with warp shuffles/votes): the block is the warp the algorithm reduces over. */
+function warpPerItem(l: LaunchConfig, B: number): boolean {
+  return B === 32 && /\b__(shfl\w*_sync|ballot_sync|any_sync|all_sync|reduce_\w+_sync|match_\w+_sync)\b|tiled_partition/.test(l.kernel?.fn.body?.text ?? '');
+}
+
 /** `k<256><<<g, 256>>>`: a template instantiated on the block size is a block-cooperative algorithm sized at compile time. */
 function templatedOnBlock(l: LaunchConfig, B: number): boolean {
   const callee = l.node.childForFieldName('function');
@@ -74,7 +79,7 @@ export default defineCheck({
           if (l.testOrBench || !l.block || !literalShaped(l.blockNode, python)) continue;
           const B = prod(l.block);
           if (B <= 0) continue;
-          if (fixedByAlgorithm(l, B) || templatedOnBlock(l, B) || sharedSizedByBlockName(l)) continue;
+          if (fixedByAlgorithm(l, B) || templatedOnBlock(l, B) || sharedSizedByBlockName(l) || warpPerItem(l, B)) continue;
           const lb = l.kernel?.fn.launchBounds?.maxThreads;
           if (lb && l.kernel!.model.constValue(lb) === B && commentNear(ctx.source.text, l.node.startPosition.row)) continue;
           const figures = ctx.config.targets
