@@ -1,0 +1,149 @@
+import type { CudaFunction, CudaModel } from '../../../src/analysis/cuda.js';
+import { cudaModel } from '../../../src/analysis/cuda.js';
+import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
+import { lineRewritable } from '../../../src/analysis/precision-kernel.js';
+import { defineCheck } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+
+/** Catalog (c): names projects give the block size (template parameters and #defines). */
+const BLOCK_NAME = /^k?(BLOCK|BLOCK_SIZE|BLOCK_THREADS|BLOCK_DIM|BlockSize|BlockThreads|THREADS|THREADS_PER_BLOCK|NTHREADS|NUM_THREADS|TPB)$/;
+/** A warp index: 32 lanes per warp on every CUDA GPU. */
+const WARP_INDEX = /^threadIdx\.x\s*(\/\s*32|>>\s*5)$/;
+
+interface Known { n: number | string; how: string }
+
+function templateParams(fn: CudaFunction): string[] {
+  const t = fn.node.parent;
+  if (t?.type !== 'template_declaration') return [];
+  return (t.childForFieldName('parameters')?.namedChildren ?? []).map((p) => (p.childForFieldName('declarator') ?? p.childForFieldName('name'))?.text ?? '');
+}
+
+/** Local names that hold `threadIdx.x` (lane of block) or `threadIdx.x / 32` (warp of block). */
+function indexAliases(body: SyntaxNode): Map<string, 'thread' | 'warp'> {
+  const out = new Map<string, 'thread' | 'warp'>();
+  for (const d of body.descendantsOfType('init_declarator')) {
+    const name = d.childForFieldName('declarator')?.text;
+    const v = d.childForFieldName('value')?.text.replace(/\s+/g, ' ').replace(/^\((?:unsigned|int|unsigned int)\)\s*/, '').trim();
+    if (!name || !v) continue;
+    if (v === 'threadIdx.x') out.set(name, 'thread');
+    else if (WARP_INDEX.test(v)) out.set(name, 'warp');
+  }
+  return out;
+}
+
+/** Catalog (b): a 1-D `__shared__` array of constant extent indexed by the thread or warp index bounds the block. */
+function fromSharedArrays(m: CudaModel, body: SyntaxNode): Known[] {
+  const out: Known[] = [];
+  const alias = indexAliases(body);
+  for (const decl of body.descendantsOfType('declaration')) {
+    if (!/^\s*(static\s+)?(volatile\s+)?__shared__\b/.test(decl.text) || /\bextern\b/.test(decl.text)) continue;
+    for (const ad of decl.descendantsOfType('array_declarator')) {
+      if (ad.parent?.type === 'array_declarator' || ad.childForFieldName('declarator')?.type === 'array_declarator') continue;
+      const name = ad.childForFieldName('declarator')?.text;
+      const size = ad.childForFieldName('size');
+      // A halo (`BLOCK + 2`) or padded extent is not the block size.
+      if (!name || !size || /[+-]/.test(size.text)) continue;
+      const E = m.constValue(size);
+      if (E === null || E <= 0) continue;
+      for (const s of body.descendantsOfType('subscript_expression')) {
+        if (s.childForFieldName('argument')?.text !== name) continue;
+        const idx = (s.childForFieldName('indices') ?? s.childForFieldName('index'))?.text.replace(/^\[|\]$/g, '').replace(/\s+/g, ' ').trim() ?? '';
+        const kind = idx === 'threadIdx.x' ? 'thread' : WARP_INDEX.test(idx) ? 'warp' : alias.get(idx);
+        const n = kind === 'thread' ? E : kind === 'warp' ? E * 32 : null;
+        if (n !== null && n % 32 === 0 && n <= 1024) {
+          out.push({ n, how: `\`__shared__ ${name}[${size.text}]\` is indexed by the ${kind === 'warp' ? 'warp' : 'thread'} index, so blocks have at most ${n} threads` });
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Catalog (c): a block-size template parameter or #define used to index the grid. */
+function fromNames(m: CudaModel, fn: CudaFunction, body: SyntaxNode): Known[] {
+  const out: Known[] = [];
+  const text = body.text;
+  const usedAsBlock = (id: string) =>
+    new RegExp(`blockIdx\\.x\\s*\\*\\s*\\(?${id}\\b|\\b${id}\\s*\\)?\\s*\\*\\s*blockIdx\\.x|threadIdx\\.x\\s*<\\s*${id}\\b|\\+=\\s*${id}\\b|__shared__[^;]*\\[\\s*${id}\\s*\\]`).test(text);
+  for (const p of templateParams(fn)) if (BLOCK_NAME.test(p) && usedAsBlock(p)) out.push({ n: p, how: `template parameter \`${p}\` is the block size` });
+  for (const [k] of m.macros) {
+    if (!BLOCK_NAME.test(k) || !usedAsBlock(k)) continue;
+    const v = m.constValue(body.descendantsOfType('identifier').find((i) => i.text === k) ?? null);
+    if (v !== null && v > 0 && v <= 1024) out.push({ n: v, how: `\`#define ${k} ${v}\` is the block size` });
+  }
+  return out;
+}
+
+/** The qualifier token (`__global__` or a RAFT_KERNEL-style macro) the bound goes after. */
+function qualifierNode(fn: CudaFunction, m: CudaModel): SyntaxNode | null {
+  const header = fn.node.children.filter((c) => c.type !== 'compound_statement');
+  for (const c of header) {
+    const hit = c.text === '__global__' ? c : c.descendantsOfType(['identifier', 'type_identifier', 'primitive_type']).find((i) => i.text === '__global__' || /\b__global__\b/.test(m.macros.get(i.text) ?? ''));
+    if (hit) return hit;
+    if (/^\s*__global__\s*$/.test(c.text) || /\b__global__\b/.test(m.macros.get(c.text) ?? '')) return c;
+  }
+  return null;
+}
+
+export default defineCheck({
+  id: 'kernel/missing-launch-bounds',
+  pass: 3,
+  severity: 'high',
+  kind: 'performance',
+  confidence: 'medium',
+  languages: ['cuda', 'nvrtc-in-python'],
+  citation:
+    '003 §9 Pass 3 ("__launch_bounds__ on kernels with known max block size (Section 3.1)"); 003 §10 (register warning row, action "__launch_bounds__"); 004 §H2.3 Compiler Hints to Optimize Occupancy; 004 §H2.2 (Use __launch_bounds__)',
+  summary: 'A kernel whose maximum block size is fixed (constant launches, block-sized shared arrays, a BLOCK_SIZE parameter) but that has no __launch_bounds__.',
+  why: 'Without `__launch_bounds__` the compiler assumes up to 1,024 threads per block when budgeting registers (004 §H2.3), while register use above 64/thread (datacenter) or 43/thread (consumer) already costs occupancy (003 §10); telling it the real maximum lets it fit registers to the block.',
+  messages: {
+    missing:
+      'Kernel has a known maximum block size but no __launch_bounds__; the compiler cannot fit registers to it: `{{kernel}}` — {{how}}; add `__launch_bounds__({{n}})`.',
+  },
+  fix: 'safe',
+  create(ctx) {
+    return {
+      'source:exit'() {
+        const m = ctx.get(cudaModel);
+        const launches = ctx.source.language === 'python' ? [] : ctx.get(launchConfigs);
+        for (const fn of m.kernels.values()) {
+          const body = fn.body;
+          if (!fn.isKernel || fn.launchBounds || !body) continue;
+          const headerText = fn.node.text.slice(0, body.startIndex - fn.node.startIndex);
+          // Computed bounds hidden in a macro (`LAUNCH_BOUNDS(256)`, `RAFT_KERNEL_BOUNDS`) are still bounds.
+          if (/launch_bounds/i.test(headerText) || [...m.macros].some(([k, v]) => /__launch_bounds__/.test(v) && new RegExp(`\\b${k}\\b`).test(headerText))) continue;
+          const known: Known[] = [];
+          const mine = launches.filter((l) => l.kernel?.fn === fn);
+          if (mine.length > 0 && mine.every((l) => l.block)) {
+            const sizes = new Set(mine.map((l) => prod(l.block!)));
+            if (sizes.size === 1) {
+              const n = [...sizes][0];
+              known.push({ n, how: `all ${mine.length} launch(es) in this file use ${n} threads per block` });
+            }
+          } else if (mine.length > 0 && mine.some((l) => !l.block) && fromSharedArrays(m, body).length === 0 && fromNames(m, fn, body).length === 0) {
+            continue;
+          }
+          known.push(...fromSharedArrays(m, body), ...fromNames(m, fn, body));
+          if (known.length === 0) continue;
+          const distinct = [...new Set(known.map((k) => String(k.n)))];
+          const numeric = known.filter((k) => typeof k.n === 'number').map((k) => k.n as number);
+          const n = distinct.length === 1 ? known[0].n : numeric.length ? Math.max(...numeric) : known[0].n;
+          const q = qualifierNode(fn, m);
+          let fix: { description: string; replace?: { from: SyntaxNode; text: string } } = {
+            description: `Declare the bound: \`__launch_bounds__(${n})\` after \`__global__\` (add a second argument only after checking T·minBlocks against the targets' threads/SM).`,
+          };
+          if (q && distinct.length === 1) {
+            const line = ctx.linesOf(q);
+            const col = q.startPosition.column;
+            if (lineRewritable(ctx, q, line) && line.slice(col, col + q.text.length) === q.text) {
+              const end = col + q.text.length;
+              fix = { ...fix, replace: { from: q, text: `${line.slice(0, end)} __launch_bounds__(${n})${line.slice(end)}` } };
+            }
+          }
+          ctx.report({ node: q ?? fn.node, messageId: 'missing', data: { kernel: fn.name, how: known.find((k) => String(k.n) === String(n))?.how ?? known[0].how, n }, fix });
+        }
+      },
+    };
+  },
+});
