@@ -1,0 +1,127 @@
+import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
+import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
+import { quoteCode } from '../../../src/analysis/smem.js';
+import { constantBlockOf, uniformity } from '../../../src/analysis/uniformity.js';
+import { defineCheck } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { Source } from '../../../src/sources/types.js';
+
+const ident = /\b[A-Za-z_]\w*\b/g;
+
+/** Statements of an arm: a compound statement's children, or the single statement. */
+function statementsOf(arm: SyntaxNode | null): SyntaxNode[] {
+  if (!arm) return [];
+  if (arm.type === 'compound_statement') return arm.namedChildren.filter((c) => c.type !== 'comment');
+  return [arm];
+}
+
+/** A heavy arm costs a serialized pass: ≥ 2 statements, or any call or loop (catalog detect). */
+function heavy(arm: SyntaxNode | null): boolean {
+  const st = statementsOf(arm);
+  if (st.length >= 2) return true;
+  return st.some((s) => s.descendantsOfType(['call_expression', 'for_statement', 'while_statement', 'do_statement', 'for_range_loop']).length > 0 || ['for_statement', 'while_statement', 'do_statement', 'if_statement'].includes(s.type));
+}
+
+/** A loop whose bound is a literal (or `#define`) ≤ 8 is fully unrolled and runs a handful of times: not an inner loop (§1.3). */
+function smallConstantLoop(loop: SyntaxNode, m: CudaModel): boolean {
+  if (loop.type !== 'for_statement') return false;
+  let cond = loop.childForFieldName('condition');
+  while (cond && (cond.type === 'parenthesized_expression' || cond.type === 'expression_statement')) cond = cond.namedChildren[0] ?? null;
+  if (cond?.type !== 'binary_expression' || !['<', '<='].includes(cond.childForFieldName('operator')?.text ?? '')) return false;
+  const v = m.constValue(cond.childForFieldName('right'));
+  return v !== null && v <= 8;
+}
+
+/** Names the loop advances or assigns: a condition on none of them is the same on every iteration. */
+function loopVaryingNames(loop: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const init = loop.childForFieldName('initializer');
+  for (const d of init?.descendantsOfType('identifier') ?? []) if (d.parent?.type === 'init_declarator' && d.parent.childForFieldName('declarator')?.id === d.id) out.add(d.text);
+  for (const u of [loop.childForFieldName('update'), loop.childForFieldName('condition')]) for (const t of u?.text.match(ident) ?? []) out.add(t);
+  if (loop.type === 'for_range_loop') for (const t of loop.childForFieldName('declarator')?.text.match(ident) ?? []) out.add(t);
+  const body = loop.childForFieldName('body');
+  for (const a of body?.descendantsOfType(['assignment_expression', 'update_expression', 'init_declarator']) ?? []) {
+    const lhs = a.childForFieldName('left') ?? a.childForFieldName('argument') ?? a.childForFieldName('declarator');
+    const name = lhs?.text.match(/^[A-Za-z_]\w*/)?.[0];
+    if (name) out.add(name);
+  }
+  return out;
+}
+
+function inPythonLoop(n: SyntaxNode): boolean {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'for_statement' || p.type === 'while_statement') return true;
+    if (p.type === 'function_definition') return false;
+  }
+  return false;
+}
+
+/** Launched inside a host loop (over geometry types or `_WORK_BINS`): the kernel is already dispatched per type or bin. */
+function dispatchedPerBin(source: Source, m: CudaModel, f: CudaFunction, config: Parameters<typeof pythonLaunches.compute>[1]): boolean {
+  if (m.launches.some((l) => l.kernel === f.name && m.loopOf(l.node))) return true;
+  if (!source.parent) return false;
+  return pythonLaunches.compute(source.parent, config).launches.some((l) => l.cudaName === f.name && inPythonLoop(l.node));
+}
+
+export default defineCheck({
+  id: 'kernel/divergent-branch-in-inner-loop',
+  pass: 3,
+  severity: 'high',
+  kind: 'performance',
+  confidence: 'medium',
+  languages: ['cuda', 'nvrtc-in-python'],
+  citation: '003 §8.5 Branch Divergence in Inner Loops; 003 §5.3 Warp Divergence Minimization; 003 §9 Pass 3 bullet 5; 004 §H3.1 Causes of Warp Divergence; 004 §H3.2 Techniques to Avoid Warp Divergence (Restructure conditions; Separate into multiple kernels)',
+  summary: 'Thread-dependent if/else or switch with non-trivial arms inside a kernel loop.',
+  why: 'A warp runs both sides of a thread-dependent branch one after the other, so a 50/50 split halves warp efficiency (~2× slower) and every divergent branch costs about 32 cycles on Kepler and 26 on Maxwell, paid again on each loop iteration (003 §5.3, §8.5; 004 §H3.1).',
+  messages: {
+    divergent: 'Thread-dependent {{what}} `{{cond}}` inside an inner loop: lanes of a warp take different paths and both paths run serially on every iteration{{hoist}}{{figure}}.',
+  },
+  fix: 'judgment',
+  create(ctx) {
+    const visit = (n: SyntaxNode) => {
+      const m = ctx.get(cudaModel);
+      const f = m.functionOf(n);
+      if (!f || !(f.isKernel || f.isDevice)) return;
+      const isIf = n.type === 'if_statement';
+      // An `else if` is reported once, at the head of the chain.
+      if (isIf && n.parent?.type === 'else_clause') return;
+      const cond = n.childForFieldName('condition');
+      if (!cond) return;
+      if (isIf) {
+        const alt = n.childForFieldName('alternative');
+        if (!alt) return;
+        const altBody = alt.type === 'else_clause' ? alt.namedChildren.find((c) => c.type !== 'comment') ?? null : alt;
+        if (!heavy(n.childForFieldName('consequence')) || !heavy(altBody)) return;
+      } else {
+        const body = n.childForFieldName('body');
+        const cases = body?.namedChildren.filter((c) => c.type === 'case_statement') ?? [];
+        const heavyCases = cases.filter((c) => {
+          const st = c.namedChildren.filter((s) => s.type !== 'comment' && s.id !== c.childForFieldName('value')?.id && s.type !== 'break_statement');
+          return st.length >= 2 || st.some((s) => s.descendantsOfType('call_expression').length > 0 || s.type === 'call_expression');
+        });
+        if (heavyCases.length < 2) return;
+      }
+      const loops = m.loopsOf(n);
+      if (!loops.length || smallConstantLoop(loops[0]!, m)) return;
+      const u = ctx.get(uniformity);
+      if (u.level(cond) !== 'thread') return;
+      if (dispatchedPerBin(ctx.source, m, f, ctx.config)) return;
+      const varying = loopVaryingNames(loops[0]!);
+      const invariant = !(cond.text.match(ident) ?? []).some((t) => varying.has(t));
+      const b = constantBlockOf(ctx.source, ctx.config, f);
+      const threads = b ? b[0] * b[1] * b[2] : 0;
+      ctx.report({
+        node: cond,
+        messageId: 'divergent',
+        data: {
+          what: isIf ? 'if/else' : 'switch',
+          cond: quoteCode(cond.text.replace(/^\((.*)\)$/s, '$1'), 60),
+          hoist: invariant ? ' (the condition is loop-invariant — hoist it and duplicate the loop, or launch one kernel per case)' : '',
+          figure: b ? `; in each of the ${Math.ceil(threads / 32)} warps of the ${threads}-thread blocks it is launched with, a 50/50 split halves warp efficiency (~2× slower)` : '',
+        },
+        fix: { description: 'Sort or partition items by the condition and launch one kernel per case; hoist a loop-invariant condition out of the loop; or predicate when both paths are cheap.' },
+      });
+    };
+    return { if_statement: visit, switch_statement: visit };
+  },
+});
