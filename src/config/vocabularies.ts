@@ -439,6 +439,14 @@ export const DEFAULT_VOCABULARIES = {
     '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync',
     '__match_any_sync', '__match_all_sync', '__syncwarp',
   ],
+  /** Device atomic read-modify-write calls (catalog `kernel/global-atomic-in-loop`; `_block`/`_system` variants match by prefix in the rule). */
+  device_atomic_calls: [
+    'atomicAdd', 'atomicSub', 'atomicMin', 'atomicMax', 'atomicInc', 'atomicDec', 'atomicOr', 'atomicAnd', 'atomicXor', 'atomicCAS', 'atomicExch',
+  ],
+  /** Occupancy calls whose `minGridSize` output fills the GPU once, not a grid covering n (catalog `kernel/capped-grid-without-grid-stride` (a)). */
+  occupancy_min_grid_calls: ['cudaOccupancyMaxPotentialBlockSize', 'cudaOccupancyMaxPotentialBlockSizeVariableSMem', 'cuOccupancyMaxPotentialBlockSize', 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'driver.cuOccupancyMaxPotentialBlockSize', 'cuda.cuOccupancyMaxPotentialBlockSize'],
+  /** Names and device attributes that hold the SM count (catalog `kernel/capped-grid-without-grid-stride` (b)/(c)). */
+  sm_count_names: ['multiProcessorCount', 'MultiProcessorCount', 'multi_processor_count', 'sm_count', 'num_sms', 'n_sms', 'numSMs', 'num_multiprocessors', 'CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT', 'cudaDevAttrMultiProcessorCount'],
   /** Object-like macros or constants that projects define as the full warp mask. */
   full_mask_names: ['FULL_MASK', 'FULL_WARP_MASK', 'WARP_MASK', 'kFullMask', 'FULL_MASK_32'],
   /** NVRTC options every explicit options tuple must contain (e.g. `--std=c++17`); empty: omission is not flagged. */
