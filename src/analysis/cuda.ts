@@ -189,7 +189,8 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       // cudaLaunchKernelEx(&config, kernel, args...): the kernel is the second argument.
       const k = lk === 'cudaLaunchKernelEx' ? args[1] : args[0];
       const kname = k ? (lastName(calleePath(k.type === 'cast_expression' ? k.childForFieldName('value') : k)) ?? k.text.replace(/^\(.*?\)|[&()]/g, '').trim()) : null;
-      const isDriver = lk === 'cuLaunchKernel';
+      // cuLaunchCooperativeKernel shares cuLaunchKernel's (f, gx, gy, gz, bx, by, bz, smem, stream, ...) layout.
+      const isDriver = lk === 'cuLaunchKernel' || name === 'cuLaunchCooperativeKernel';
       launches.push({
         node: c,
         kind: lk,
