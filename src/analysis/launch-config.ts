@@ -81,7 +81,10 @@ const LOOP_TYPES = ['for_statement', 'while_statement', 'do_statement'];
 export function hasGridStrideLoop(fn: CudaFunction): boolean {
   const body = fn.body;
   if (!body || !STRIDE.test(body.text)) return false;
-  return LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => STRIDE.test(l.text)));
+  if (LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => STRIDE.test(l.text)))) return true;
+  // `const int stride = gridDim.x * blockDim.x; for (...; i += stride)` (catalog: "or a variable assigned from that product").
+  const vars = body.descendantsOfType('init_declarator').filter((d) => STRIDE.test(d.childForFieldName('value')?.text ?? '')).map((d) => d.childForFieldName('declarator')?.text ?? '');
+  return vars.some((v) => v && LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => new RegExp(`[+]=\\s*${v}\\b|=\\s*\\w+\\s*\\+\\s*${v}\\b`).test(l.text))));
 }
 
 /** `(n + bs - 1) / bs`, `(n + 255) / 256`, `(n + 255) // 256`, `ceil_div(n, bs)`, `cdiv(n, bs)`, `-(-n // bs)`: one block per `bs` elements. */

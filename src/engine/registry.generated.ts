@@ -9,11 +9,36 @@ import hostDeviceNumpyOnDeviceArray from '../../checks/host-device/numpy-on-devi
 import hostDevicePythonLoopOverDeviceArray from '../../checks/host-device/python-loop-over-device-array/check.js';
 import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
+import kernelAosCoordinates from '../../checks/kernel/aos-coordinates/check.js';
+import kernelCappedGridWithoutGridStride from '../../checks/kernel/capped-grid-without-grid-stride/check.js';
+import kernelCooperativeGridUnbounded from '../../checks/kernel/cooperative-grid-unbounded/check.js';
+import kernelDivergentBranchInInnerLoop from '../../checks/kernel/divergent-branch-in-inner-loop/check.js';
+import kernelExcessiveUnroll from '../../checks/kernel/excessive-unroll/check.js';
+import kernelFixedWarpSlotArrayVsDynamicBlock from '../../checks/kernel/fixed-warp-slot-array-vs-dynamic-block/check.js';
 import kernelFullMaskWarpOpInDivergentCode from '../../checks/kernel/full-mask-warp-op-in-divergent-code/check.js';
+import kernelFusionCandidate from '../../checks/kernel/fusion-candidate/check.js';
+import kernelGlobalAtomicInLoop from '../../checks/kernel/global-atomic-in-loop/check.js';
+import kernelGridSyncWithoutCooperativeLaunch from '../../checks/kernel/grid-sync-without-cooperative-launch/check.js';
 import kernelGridTooSmall from '../../checks/kernel/grid-too-small/check.js';
 import kernelHardcodedBlockSize from '../../checks/kernel/hardcoded-block-size/check.js';
+import kernelLaunchBoundsOverconstrained from '../../checks/kernel/launch-bounds-overconstrained/check.js';
 import kernelLaunchExceedsLaunchBounds from '../../checks/kernel/launch-exceeds-launch-bounds/check.js';
+import kernelLaunchInPerItemLoop from '../../checks/kernel/launch-in-per-item-loop/check.js';
+import kernelMaxrregcountNoOccupancyGain from '../../checks/kernel/maxrregcount-no-occupancy-gain/check.js';
+import kernelMissingLaunchBounds from '../../checks/kernel/missing-launch-bounds/check.js';
+import kernelMissingVectorizedLoads from '../../checks/kernel/missing-vectorized-loads/check.js';
+import kernelPreferCountScatterOverCooperative from '../../checks/kernel/prefer-count-scatter-over-cooperative/check.js';
+import kernelPreferGridStrideLoop from '../../checks/kernel/prefer-grid-stride-loop/check.js';
+import kernelRegisterPressure from '../../checks/kernel/register-pressure/check.js';
+import kernelSharedMemoryIntraWarpExchange from '../../checks/kernel/shared-memory-intra-warp-exchange/check.js';
+import kernelSharedTreeBlockReduction from '../../checks/kernel/shared-tree-block-reduction/check.js';
+import kernelShortBranchPredication from '../../checks/kernel/short-branch-predication/check.js';
+import kernelSingleAccumulatorDependencyChain from '../../checks/kernel/single-accumulator-dependency-chain/check.js';
+import kernelStridedGlobalAccess from '../../checks/kernel/strided-global-access/check.js';
 import kernelSyncthreadsInDivergentBranch from '../../checks/kernel/syncthreads-in-divergent-branch/check.js';
+import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-or-vector-loop-missing-tail/check.js';
+import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
+import kernelWarpUnanimousCondition from '../../checks/kernel/warp-unanimous-condition/check.js';
 import kernelWaveQuantization from '../../checks/kernel/wave-quantization/check.js';
 import memoryAsyncPoolReleaseThreshold from '../../checks/memory/async-pool-release-threshold/check.js';
 import memoryDynamicSmemOverDefaultWithoutOptIn from '../../checks/memory/dynamic-smem-over-default-without-opt-in/check.js';
@@ -78,11 +103,36 @@ export const CHECKS: readonly CheckDef[] = [
   hostDevicePythonLoopOverDeviceArray,
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
+  kernelAosCoordinates,
+  kernelCappedGridWithoutGridStride,
+  kernelCooperativeGridUnbounded,
+  kernelDivergentBranchInInnerLoop,
+  kernelExcessiveUnroll,
+  kernelFixedWarpSlotArrayVsDynamicBlock,
   kernelFullMaskWarpOpInDivergentCode,
+  kernelFusionCandidate,
+  kernelGlobalAtomicInLoop,
+  kernelGridSyncWithoutCooperativeLaunch,
   kernelGridTooSmall,
   kernelHardcodedBlockSize,
+  kernelLaunchBoundsOverconstrained,
   kernelLaunchExceedsLaunchBounds,
+  kernelLaunchInPerItemLoop,
+  kernelMaxrregcountNoOccupancyGain,
+  kernelMissingLaunchBounds,
+  kernelMissingVectorizedLoads,
+  kernelPreferCountScatterOverCooperative,
+  kernelPreferGridStrideLoop,
+  kernelRegisterPressure,
+  kernelSharedMemoryIntraWarpExchange,
+  kernelSharedTreeBlockReduction,
+  kernelShortBranchPredication,
+  kernelSingleAccumulatorDependencyChain,
+  kernelStridedGlobalAccess,
   kernelSyncthreadsInDivergentBranch,
+  kernelUnrolledOrVectorLoopMissingTail,
+  kernelVariableTripCountWithoutBinning,
+  kernelWarpUnanimousCondition,
   kernelWaveQuantization,
   memoryAsyncPoolReleaseThreshold,
   memoryDynamicSmemOverDefaultWithoutOptIn,
