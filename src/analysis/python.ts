@@ -843,3 +843,12 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     },
   };
 }
+
+/** Runs at import: not inside a function, and not under `if __name__ == "__main__":` (warmups must). */
+export function runsAtImport(n: SyntaxNode): boolean {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'function_definition' || p.type === 'lambda') return false;
+    if (p.type === 'if_statement' && /__name__\s*==\s*["']__main__["']/.test(p.childForFieldName('condition')?.text ?? '')) return false;
+  }
+  return true;
+}

@@ -1,16 +1,6 @@
-import { pythonModel } from '../../../src/analysis/python.js';
+import { pythonModel, runsAtImport } from '../../../src/analysis/python.js';
 import { lastName } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-
-/** Runs at import: not inside a function, and not under `if __name__ == "__main__":`. */
-function runsAtImport(n: SyntaxNode): boolean {
-  for (let p = n.parent; p; p = p.parent) {
-    if (p.type === 'function_definition' || p.type === 'lambda') return false;
-    if (p.type === 'if_statement' && /__name__\s*==\s*["']__main__["']/.test(p.childForFieldName('condition')?.text ?? '')) return false;
-  }
-  return true;
-}
 
 const CCCL_MODULE = /(^|\.)(cccl|compute)(\.|$)|^cuda\.cccl|^cuda\.compute/;
 

@@ -1,18 +1,8 @@
-import { pythonModel } from '../../../src/analysis/python.js';
+import { pythonModel, runsAtImport } from '../../../src/analysis/python.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
 
 // The runtime's SHA1 module cache is what request_nvrtc_warmup fills: only its compile path counts.
 const RUNTIME_COMPILE = ['*.compile_kernels', 'compile_kernels', 'make_kernel_cache_key'];
-
-/** Runs at import: not inside a function, and not under `if __name__ == "__main__":`. */
-function runsAtImport(n: SyntaxNode): boolean {
-  for (let p = n.parent; p; p = p.parent) {
-    if (p.type === 'function_definition' || p.type === 'lambda') return false;
-    if (p.type === 'if_statement' && /__name__\s*==\s*["']__main__["']/.test(p.childForFieldName('condition')?.text ?? '')) return false;
-  }
-  return true;
-}
 
 export default defineCheck({
   id: 'nvrtc/missing-module-warmup',

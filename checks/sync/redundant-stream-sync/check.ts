@@ -1,5 +1,6 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel } from '../../../src/analysis/python.js';
+import { cppFlowsTo, cppStatement } from '../../../src/analysis/flow.js';
 import { streamFacts, streamLabel, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
@@ -42,37 +43,6 @@ function pyStatement(n: SyntaxNode): SyntaxNode {
   let cur = n;
   while (cur.parent && cur.parent.type !== 'block' && cur.parent.type !== 'module') cur = cur.parent;
   return cur;
-}
-
-const CPP_BLOCKS = new Set(['compound_statement', 'translation_unit', 'preproc_ifdef', 'preproc_if', 'preproc_else', 'preproc_elif', 'case_statement', 'declaration_list']);
-const CPP_FUNCTIONS = new Set(['function_definition', 'lambda_expression']);
-
-function cppStatement(n: SyntaxNode): SyntaxNode {
-  let cur = n;
-  while (cur.parent && !CPP_BLOCKS.has(cur.parent.type)) cur = cur.parent;
-  return cur;
-}
-
-/** Control reaches `b` after `a` in the same C++ function: no return/break between, not another branch. */
-function cppFlowsTo(a: SyntaxNode, b: SyntaxNode): boolean {
-  if (b.startIndex < a.endIndex) return false;
-  let cur = cppStatement(a);
-  if (contains(cur, b)) return true;
-  for (;;) {
-    const block = cur.parent;
-    if (!block) return false;
-    for (let s = cur.nextNamedSibling; s; s = s.nextNamedSibling) {
-      if (contains(s, b)) return true;
-      if (['return_statement', 'throw_statement', 'break_statement', 'continue_statement', 'goto_statement'].includes(s.type)) return false;
-    }
-    let up: SyntaxNode = block;
-    while (up.parent && !CPP_BLOCKS.has(up.parent.type)) {
-      up = up.parent;
-      if (CPP_FUNCTIONS.has(up.type)) return false;
-    }
-    if (!up.parent || contains(up, b)) return false;
-    cur = up;
-  }
 }
 
 function fenceMarked(stmt: SyntaxNode, markers: readonly string[]): boolean {
