@@ -60,6 +60,16 @@ export const configSchema = z
       .strict()
       .optional()
       .describe('Precision rules (Pass 4) options.'),
+    luisa: z
+      .object({
+        backends: z
+          .array(z.enum(['cuda', 'dx', 'metal', 'vulkan', 'cpu', 'fallback']))
+          .optional()
+          .describe('LuisaCompute backends the project ships on. Rules about backend limits (the DirectX 65,535-group dispatch limit, HLSL\'s 32 KiB groupshared, warp sizes other than 32 on CUDA/Metal) treat an unset list as "any backend". Default: unset.'),
+      })
+      .strict()
+      .optional()
+      .describe('LuisaCompute DSL rules options.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     skip_drafts: z.boolean().optional().describe('GitHub App: skip draft pull requests. Default: true.'),
     skip_bot_authors: z.boolean().optional().describe('GitHub App: skip pull requests opened by bots. Default: true.'),
@@ -92,6 +102,8 @@ export interface ResolvedConfig {
   inlineCommentCap: number;
   enablePreview: boolean;
   precision: { requireComputeT: boolean };
+  /** LuisaCompute backends the project targets; null when the config does not say (any backend). */
+  luisa: { backends: string[] | null };
   skipDrafts: boolean;
   skipBotAuthors: boolean;
   limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number; reviewTimeoutMs: number };
@@ -160,6 +172,7 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     inlineCommentCap: c.inline_comment_cap ?? 30,
     enablePreview: c.enable_preview ?? false,
     precision: { requireComputeT: c.precision?.require_compute_t ?? false },
+    luisa: { backends: c.luisa?.backends ?? null },
     skipDrafts: c.skip_drafts ?? true,
     skipBotAuthors: c.skip_bot_authors ?? true,
     limits: {

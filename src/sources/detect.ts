@@ -4,7 +4,7 @@ const CUDA_EXT = /\.(cu|cuh)$/i;
 const PY_EXT = /\.(py|pyi)$/i;
 const CPP_EXT = /\.(cpp|cc|cxx|c\+\+|h|hh|hpp|hxx|inl|ipp|tpp)$/i;
 
-const LUISA_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b|\bKernel[123]D\b|\bCallable\s*</;
+const LUISA_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b|\bKernel[123]D\b|\bCallable\s*<|\bCommandList::create\s*\(|\bset_block_size\s*\(|\bsync_block\s*\(\s*\)/;
 const LUISA_DSL_TOKENS = /\$(if|else|elif|for|while|loop)\b/;
 const CUDA_MARKERS =
   /\b__global__\b|\b__device__\b|\b__shared__\b|<<<|#include\s*[<"](cuda_runtime|cuda\.h|cuda_fp16|cub\/|thrust\/|cooperative_groups)|\bcuda(Malloc|Memcpy|Free|Stream|Event|Launch|DeviceSynchronize|Memset|FuncSetAttribute|Occupancy)\w*\s*\(|\bcu(MemAlloc|LaunchKernel|CtxSynchronize|StreamSynchronize)\w*\s*\(/;
