@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/engine/registry.generated.js';
-import { parseMarkers, read, reviewText } from './helpers.js';
+import { fixturePath, parseMarkers, read, reviewText } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const HEADINGS = ['## What it flags', '## Why', '## What it does not flag', '## How to fix', '## Examples'];
@@ -35,7 +35,8 @@ for (const check of CHECKS) {
       for (const [, lang, code] of blocks) {
         const markers = parseMarkers(code).filter((m) => m.rule === check.id);
         if (!markers.length) continue;
-        const path = LANG_PATH[lang] ?? `src/example.${lang}`;
+        // `// gpu-review-fixture: path=…` on an example's first line reviews it under that path (test-only rules).
+        const path = fixturePath('', code, LANG_PATH[lang] ?? `src/example.${lang}`);
         const findings = (await reviewText(path, code, { checks: [check], repoMode: true })).filter((f) => f.ruleId === check.id);
         for (const m of markers) {
           const hit = findings.some((f) => f.line === m.target);

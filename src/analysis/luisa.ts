@@ -160,6 +160,12 @@ export interface LuisaModel {
   laneDependent(expr: SyntaxNode | null | undefined): boolean;
   /** Differs between lanes of one warp (the warp index `thread_x() / warp_lane_count()` does not). */
   warpDivergent(expr: SyntaxNode | null | undefined): boolean;
+  /**
+   * Canonical text of an index expression, so two accesses can be compared slot by slot: blanks and
+   * integer suffixes dropped, `thread_id().x` read as `thread_x()` (also `dispatch_id()`, `block_id()`),
+   * and locals initialized once from an index (`auto tid = thread_x();`) replaced by their initializer.
+   */
+  indexKey(expr: SyntaxNode | null | undefined): string;
   /** Every call in the source by name (free functions and methods). */
   calls: DslCall[];
   callsNamed(name: string | RegExp): DslCall[];
@@ -174,10 +180,17 @@ export interface LuisaModel {
   kernelOfShader(name: string): DslBody | null;
   /** The declaration of `name` visible at `at` (parameters and locals of the enclosing functions and lambdas). */
   declOf(name: string, at: SyntaxNode): LocalDecl | null;
-  /** Integer value of a constant expression (`256u`, `kBlock`, `2 * 128`), or null. */
+  /** Integer value of a constant expression (`256u`, `kBlock`, `2 * 128`, `40'000'000u`), or null. */
   constValue(n: SyntaxNode | null | undefined): number | null;
+  /** Dimensions of any `set_block_size(...)` call (also the `make_uint3(...)` overload), or null for other calls. */
+  blockSizeAt(call: SyntaxNode): BlockSize | null;
   /** Nearest native host loop around `n` outside DSL bodies (a `for` over frames, a `while`). */
   hostLoopOf(n: SyntaxNode): SyntaxNode | null;
+  /**
+   * The file lines spanned by `from..to` as written (DSL macros restored: `$if`, `$for`, …), for
+   * whole-line fixes; null when the normalization cannot be undone there (`$elif`, `$loop`, `$shared`).
+   */
+  lineText(from: SyntaxNode, to?: SyntaxNode): string | null;
   hotPath(n: SyntaxNode): boolean;
   testOrBench: boolean;
 }
@@ -529,16 +542,58 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
   }
 
   // --- block and warp sizes, shared memory ---
-  const constValue = (n: SyntaxNode | null | undefined): number | null => cuda.constValue(n);
+  // C++14 digit separators (`40'000'000u`) are common in LuisaCompute sizes, and the C++ model does
+  // not read them; a local `constexpr` initialized with one is resolved through its declaration.
+  const constValue = (n: SyntaxNode | null | undefined, depth = 0): number | null => {
+    const v = cuda.constValue(n);
+    if (v !== null || !n || depth > 6) return v;
+    if (n.type === 'number_literal') {
+      const lit = /^(\d+)[uUlLzZ]*$/.exec(textOf(n).replace(/'/g, ''));
+      return lit ? Number(lit[1]) : null;
+    }
+    if (n.type === 'parenthesized_expression') return constValue(n.namedChildren[0], depth + 1);
+    // `set_warp_size(static_cast<uint8_t>(kWarp))`: set_warp_size takes a uint8_t, so pinned widths
+    // are usually written through a cast.
+    if (n.type === 'call_expression' && n.childForFieldName('arguments')?.namedChildren.length === 1) {
+      const f = n.childForFieldName('function');
+      const fname = f?.type === 'template_function' ? textOf(f.childForFieldName('name') ?? f) : f ? textOf(f) : '';
+      if (/^(static_cast|u?int(8|16|32|64)?(_t)?|uint|unsigned)$/.test(fname)) return constValue(n.childForFieldName('arguments')!.namedChildren[0], depth + 1);
+    }
+    if (n.type === 'identifier') {
+      const d = declOf(textOf(n), n);
+      return d && !d.param && d.value && /\b(constexpr|const)\b/.test(textOf(d.node)) ? constValue(d.value, depth + 1) : null;
+    }
+    if (n.type === 'binary_expression') {
+      const l = constValue(n.childForFieldName('left'), depth + 1);
+      const r = constValue(n.childForFieldName('right'), depth + 1);
+      const op = n.childForFieldName('operator')?.type;
+      if (l === null || r === null) return null;
+      return op === '+' ? l + r : op === '-' ? l - r : op === '*' ? l * r : op === '/' && r ? Math.trunc(l / r) : null;
+    }
+    return null;
+  };
+  function blockSizeAt(call: SyntaxNode): BlockSize | null {
+    const c = calls.find((x) => x.node.id === call.id);
+    if (!c || c.name !== 'set_block_size') return null;
+    let args = c.args;
+    // `set_block_size(make_uint3(16u, 16u, 1u))` / `set_block_size(uint2{16u, 16u})`: the vector overloads.
+    const a0 = args.length === 1 ? args[0] : null;
+    if (a0?.type === 'call_expression' && /^(luisa::)?(make_)?uint[23]$/.test(textOf(a0.childForFieldName('function') ?? a0).replace(/\s/g, ''))) {
+      args = a0.childForFieldName('arguments')?.namedChildren ?? args;
+    } else if (a0?.type === 'compound_literal_expression' && /^(luisa::)?uint[23]$/.test(textOf(a0.childForFieldName('type') ?? a0).replace(/\s/g, ''))) {
+      args = a0.childForFieldName('value')?.namedChildren ?? args;
+    }
+    const v = args.map((a) => constValue(a));
+    const dims: [number | null, number | null, number | null] = [v[0] ?? null, args.length > 1 ? v[1] : 1, args.length > 2 ? v[2] : 1];
+    const product = dims.every((x) => x !== null) ? dims[0]! * dims[1]! * dims[2]! : null;
+    return { node: c.node, args, dims, product };
+  }
   for (const c of calls) {
     if (c.receiver || (c.name !== 'set_block_size' && c.name !== 'set_warp_size')) continue;
     const b = bodyOf(c.node);
     if (!b) continue;
     if (c.name === 'set_block_size' && !b.blockSize) {
-      const v = c.args.map((a) => constValue(a));
-      const dims: [number | null, number | null, number | null] = [v[0] ?? null, c.args.length > 1 ? v[1] : 1, c.args.length > 2 ? v[2] : 1];
-      const product = dims.every((x) => x !== null) ? dims[0]! * dims[1]! * dims[2]! : null;
-      b.blockSize = { node: c.node, args: c.args, dims, product };
+      b.blockSize = blockSizeAt(c.node);
     } else if (c.name === 'set_warp_size' && !b.warpSize) {
       b.warpSize = { node: c.node, value: constValue(c.args[0]) };
     }
@@ -662,6 +717,14 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
         if (l?.type === 'identifier' && r) defs.push({ name: textOf(l), value: r });
       }
     }
+    // `$for (i, thread_x(), n, block_size())` / `dynamic_range(tid, n, 256u)`: the loop variable
+    // takes start + k·step, so it is per-thread exactly when the start or the step is.
+    for (const n of b.body.descendantsOfType(['if_statement', 'for_range_loop'])) {
+      const lp = isDeviceLoop(n) ? loopParts(n) : null;
+      if (!lp?.variable) continue;
+      if (lp.start) defs.push({ name: lp.variable, value: lp.start });
+      if (lp.step) defs.push({ name: lp.variable, value: lp.step });
+    }
     for (let round = 0; round < 3; round++) {
       let changed = false;
       for (const d of defs) {
@@ -709,6 +772,37 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
   }
   const laneDependent = (expr: SyntaxNode | null | undefined): boolean => !!expr && exprDepends(expr, taintOf(bodyOf(expr)).lane, false);
   const warpDivergent = (expr: SyntaxNode | null | undefined): boolean => !!expr && exprDepends(expr, taintOf(bodyOf(expr)).warp, true);
+  const INDEX_SOURCES = /^(thread|dispatch|block)_id$/;
+  // Assigned locals are not aliases: `half /= 2u` changes what `s[half]` names between accesses.
+  const assignedNames = new Set<string>();
+  for (const st of exprStatements) {
+    const e = st.namedChildren[0];
+    const l = e?.type === 'assignment_expression' ? e.childForFieldName('left') : e?.type === 'update_expression' ? e.childForFieldName('argument') : null;
+    if (l?.type === 'identifier') assignedNames.add(textOf(l));
+  }
+  const indexKey = (expr: SyntaxNode | null | undefined, depth = 0): string => {
+    const n = unparen(expr ?? null);
+    if (!n) return '';
+    if (n.type === 'field_expression') {
+      const arg = n.childForFieldName('argument');
+      const f = n.childForFieldName('field');
+      const fn = arg?.type === 'call_expression' ? arg.childForFieldName('function') : null;
+      if (fn?.type === 'identifier' && INDEX_SOURCES.test(textOf(fn)) && f && /^[xyz]$/.test(textOf(f))) return `${textOf(fn).replace(/_id$/, '')}_${textOf(f)}()`;
+    }
+    if (n.type === 'identifier' && depth < 4 && !assignedNames.has(textOf(n))) {
+      const d = declOf(textOf(n), n);
+      if (d && !d.param && !d.pointer && !d.reference && d.value && d.value.type !== 'initializer_list' && d.value.type !== 'argument_list') {
+        const v = unparen(d.value)!;
+        const inner = indexKey(v, depth + 1);
+        return v.type === 'call_expression' || v.type === 'identifier' || v.type === 'field_expression' || v.type === 'number_literal' ? inner : `(${inner})`;
+      }
+    }
+    if (n.type === 'number_literal') return textOf(n).replace(/^(\d+)[uUlLzZ]+$/, '$1');
+    if (n.childCount === 0) return textOf(n);
+    let out = '';
+    for (const c of n.children) out += indexKey(c, depth);
+    return out;
+  };
 
   // --- host submissions ---
   const submissions: Submission[] = [];
@@ -823,6 +917,39 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     return null;
   };
 
+  const RESTORE: Partial<Record<DslKind, [string, string]>> = {
+    'dsl-if': [' if', '$if'],
+    'dsl-else': [' else', '$else'],
+    'dsl-while': [' while', '$while'],
+    'dsl-switch': [' switch', '$switch'],
+    'dsl-for': [' if ', '$for'],
+    'dsl-case': [' if  ', '$case'],
+    'dsl-default': [' if(1)  ', '$default'],
+  };
+  const lineStarts: number[] = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+  function lineText(from: SyntaxNode, to: SyntaxNode = from): string | null {
+    const a = lineStarts[from.startPosition.row] ?? 0;
+    const endRow = to.endPosition.row + 1;
+    const b = endRow < lineStarts.length ? lineStarts[endRow] - 1 : text.length;
+    let out = text.slice(a, b);
+    // `$shared<T>` and `Shared<T>` normalize to the same text.
+    if (/\bShared\s*</.test(out)) return null;
+    const edits: Array<[number, string, string]> = [];
+    for (const [at, kind] of dsl) {
+      if (at < a || at >= b) continue;
+      const r = RESTORE[kind];
+      if (!r) return null;
+      edits.push([at - 1 - a, r[0], r[1]]);
+    }
+    edits.sort((x, y) => y[0] - x[0]);
+    for (const [off, now, was] of edits) {
+      if (out.slice(off, off + now.length) !== now) return null;
+      out = out.slice(0, off) + was + out.slice(off + now.length);
+    }
+    return out;
+  }
+
   return {
     source,
     cuda,
@@ -842,6 +969,7 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     conditionOf,
     laneDependent,
     warpDivergent,
+    indexKey: (e) => indexKey(e),
     calls,
     callsNamed,
     callsIn,
@@ -851,8 +979,10 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     dispatches,
     kernelOfShader: (name) => shaderKernels.get(name) ?? null,
     declOf,
-    constValue,
+    constValue: (n) => constValue(n),
+    blockSizeAt,
     hostLoopOf,
+    lineText,
     hotPath: (n) => cuda.hotPath(n),
     testOrBench: cuda.testOrBench,
   };

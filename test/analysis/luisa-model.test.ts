@@ -85,6 +85,20 @@ describe('luisa model', () => {
     expect(m.isRecordTimeLoop(unrolled)).toBe(true);
     expect(m.isDeviceLoop(at(m, 'while (v > 1.f)', 'while_statement'))).toBe(true);
   });
+  it('makes device-loop variables lane dependent through their start or step', () => {
+    const m4 = model(`Kernel1D k = [&](BufferFloat b, UInt n) noexcept {
+  Shared<float> s{256};
+  $for (i, thread_x(), n, 256u) { s.atomic(i % 4u).fetch_add(1.f); };
+  $for (j, 0u, n) { s.atomic(j).fetch_add(1.f); };
+  for (auto r : dynamic_range(dispatch_x(), n, 4096u)) { s.atomic(r).fetch_add(1.f); };
+  for (auto q : dynamic_range(n)) { s.atomic(q).fetch_add(1.f); };
+};`);
+    const idx = (needle: string) => at(m4, needle, 'call_expression').childForFieldName('arguments')!.namedChildren[0];
+    expect(m4.laneDependent(idx('s.atomic(i % 4u)'))).toBe(true);
+    expect(m4.laneDependent(idx('s.atomic(j)'))).toBe(false);
+    expect(m4.laneDependent(idx('s.atomic(r)'))).toBe(true);
+    expect(m4.laneDependent(idx('s.atomic(q)'))).toBe(false);
+  });
   it('classifies lane dependence', () => {
     const cond = (needle: string) => m.conditionOf(at(m, needle, 'if_statement'));
     expect(m.laneDependent(cond('if (item < count)'))).toBe(false);
@@ -117,5 +131,50 @@ describe('luisa model', () => {
   Kernel3D k3{[&]() noexcept { set_block_size(8u, 8u, 8u); }};
 }`);
     expect(m2.bodies.map((b) => [b.kind, b.dims, b.blockSize?.product])).toEqual([['compile', 2, 256], ['Kernel3D', 3, 512]]);
+  });
+  it('reads the vector overload of set_block_size and digit-separated constants', () => {
+    const m3 = model(`void f(Device &device, Stream &stream) {
+  constexpr uint n = 40'000'000u;
+  Kernel2D k = [&](ImageFloat img) noexcept { set_block_size(make_uint3(8u, 32u, 1u)); };
+  Kernel1D j = [&](BufferFloat b) noexcept { set_block_size(128u); set_block_size(n / 1000000u); };
+  stream << fill(buf).dispatch(n);
+}`);
+    expect(m3.bodies.map((b) => b.blockSize?.dims)).toEqual([[8, 32, 1], [128, 1, 1]]);
+    expect(m3.constValue(m3.dispatches[0].args[0])).toBe(40000000);
+    const second = m3.callsNamed('set_block_size')[2].node;
+    expect(m3.blockSizeAt(second)?.dims).toEqual([40, 1, 1]);
+    expect(m3.blockSizeAt(m3.dispatches[0].node)).toBeNull();
+  });
+  it('reads pinned warp sizes through casts, and gives fix lines back with DSL macros restored', () => {
+    const m4 = model(`static constexpr uint kWarp = 32u;
+Kernel1D k = [&](BufferFloat b, UInt n) noexcept {
+  set_warp_size(static_cast<uint8_t>(kWarp));
+  $if (warp_lane_id() == 0u) { b.write(0u, 1.f); };
+  $for (i, 0u, n) { b.write(i, warp_read_lane(b.read(i), i + 1u)); };
+  Shared<float> s{32u};
+};`);
+    expect(m4.bodies[0].warpSize?.value).toBe(32);
+    expect(m4.lineText(at(m4, 'warp_lane_id() == 0u'))).toBe('  $if (warp_lane_id() == 0u) { b.write(0u, 1.f); };');
+    expect(m4.lineText(at(m4, 'warp_read_lane', 'call_expression'))).toBe('  $for (i, 0u, n) { b.write(i, warp_read_lane(b.read(i), i + 1u)); };');
+    expect(m4.lineText(at(m4, 's{32u}'))).toBeNull();
+  });
+});
+
+describe('luisa model: shared-array index keys', () => {
+  it('compares Shared<T> indices through aliases and thread_id().x, but not through reassigned locals', () => {
+    const m = model(`Kernel1D k = [&](BufferFloat in) noexcept {
+  set_block_size(256u, 1u, 1u);
+  Shared<float> s{256u};
+  auto tid = thread_x();
+  UInt half = 128u;
+  s[tid] = in.read(dispatch_x());
+  s[thread_id().x] = 1.f;
+  s[thread_x() * 2u + 1] = 2.f;
+  s[tid * 2 + 1u] = 3.f;
+  s[half] = 4.f;
+  half /= 2u;
+};`);
+    const keys = m.sharedAccesses(m.shared[0]).map((a) => m.indexKey(a.index));
+    expect(keys).toEqual(['thread_x()', 'thread_x()', 'thread_x()*2+1', 'thread_x()*2+1', 'half']);
   });
 });

@@ -1,5 +1,7 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
-import { defineCheck } from '../../../src/engine/check.js';
+import { luisaModel } from '../../../src/analysis/luisa.js';
+import { quoteCode } from '../../../src/analysis/smem.js';
+import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
 const VECTOR_TYPE = /\b(float|double|int|uint|short|char|uchar|longlong|ulonglong|half)([248])\b/;
@@ -13,7 +15,7 @@ export default defineCheck({
   severity: 'high',
   kind: 'correctness',
   confidence: 'medium',
-  languages: ['cuda', 'nvrtc-in-python'],
+  languages: ['cuda', 'nvrtc-in-python', 'luisa-dsl'],
   citation:
     '003 §8.9 Missing Vectorized Loads (requirement "Data count must be handled: process remainder with scalar tail"); 004 §H4 Exposing ILP (unrolled example `for (i = 0; i + 1 < N; i += 2)` has no remainder; see §6); 000 §10.3 Full/tail loop splitting ("one guarded tail chunk")',
   summary: 'Unrolled or vectorized loop whose N % K remainder is never processed.',
@@ -24,6 +26,11 @@ export default defineCheck({
   },
   fix: 'judgment',
   create(ctx) {
+    if (ctx.source.language === 'luisa-dsl') {
+      const candidates: SyntaxNode[] = [];
+      const collect = (n: SyntaxNode): void => void candidates.push(n);
+      return { for_range_loop: collect, if_statement: collect, 'source:exit': () => candidates.length && luisaLoops(ctx, candidates) };
+    }
     return {
       'source:exit'() {
         const m = ctx.get(cudaModel);
@@ -93,3 +100,72 @@ export default defineCheck({
     };
   },
 });
+
+/**
+ * LuisaCompute: device loops (`$for`, `dynamic_range`) that step K elements at a time. Plain C++ loops
+ * in a kernel unroll at record time over host extents and are not examined.
+ */
+function luisaLoops(ctx: CheckContext, candidates: SyntaxNode[]): void {
+  const m = ctx.get(luisaModel);
+  if (!m.source.dsl?.size && !m.bodies.length) return;
+  const text = ctx.source.text;
+  const constK = (n: SyntaxNode | null): number | null => {
+    const v = m.constValue(n);
+    return v !== null && v >= 2 ? v : null;
+  };
+  for (const loop of candidates) {
+    if (!m.isDeviceLoop(loop) || !m.inDeviceCode(loop)) continue;
+    const parts = m.loopParts(loop);
+    if (!parts?.variable || !parts.end) continue;
+    const end = parts.end;
+    const body = loop.type === 'for_range_loop' ? loop.childForFieldName('body') : loop.childForFieldName('consequence');
+    if (!body) continue;
+    let shape: Shape | null = null;
+    let nNode: SyntaxNode | null = null;
+    const k = constK(parts.step);
+    const e = end.type === 'parenthesized_expression' ? end.namedChildren[0] ?? end : end;
+    if (k !== null && e.type === 'binary_expression') {
+      // `$for (i, 0u, n - 3u, 4u)` / `$for (i, 0u, n - 4u + 1u, 4u)`: stops before the last partial step.
+      const op = e.childForFieldName('operator')?.type;
+      const l = e.childForFieldName('left');
+      const r = e.childForFieldName('right');
+      if (op === '-' && l && m.constValue(r) === k - 1) {
+        shape = { k, n: l.text, var: parts.variable, form: `unrolled by ${k}` };
+        nNode = l;
+      }
+      else if (op === '+' && m.constValue(r) === 1 && l?.type === 'binary_expression' && l.childForFieldName('operator')?.type === '-' && m.constValue(l.childForFieldName('right')) === k) {
+        nNode = l.childForFieldName('left');
+        shape = { k, n: nNode!.text, var: parts.variable, form: `unrolled by ${k}` };
+      }
+    } else if (!parts.step && e.type === 'binary_expression' && e.childForFieldName('operator')?.type === '/') {
+      // `dynamic_range(n / 4u)` whose body addresses `c * 4u + j`: K elements per iteration.
+      const kk = constK(e.childForFieldName('right'));
+      const n = e.childForFieldName('left');
+      const v = esc(parts.variable);
+      if (kk !== null && n && new RegExp(`\\b${v}\\s*\\*\\s*${kk}u?\\b|\\b${kk}u?\\s*\\*\\s*${v}\\b`).test(body.text)) {
+        shape = { k: kk, n: n.text, var: parts.variable, form: `${kk} elements per iteration` };
+        nNode = n;
+      }
+    }
+    if (!shape) continue;
+    const N = esc(shape.n.trim());
+    // N provably a multiple of K: a constant, or the host or kernel tests `N % K` (000 §10.3 generator proof).
+    const nConst = m.constValue(nNode);
+    if (nConst !== null && nConst % shape.k === 0) continue;
+    let fn: SyntaxNode | null = loop.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    const proofScope = fn ? text.slice(fn.startIndex, fn.endIndex) : text;
+    if (new RegExp(`${N}\\s*%\\s*${shape.k}u?\\b|${N}\\s*&\\s*${shape.k - 1}u?\\b`).test(proofScope)) continue;
+    // A tail after the loop in the same kernel or generator: a later loop or branch whose head mentions N.
+    const scope = m.bodyOf(loop)?.body ?? m.generatorOf(loop);
+    const after = scope ? text.slice(loop.endIndex, scope.endIndex) : '';
+    if (new RegExp(`(\\bif|\\bwhile|\\bfor|dynamic_range)\\s*\\([^;{]*\\b${N}(?![\\w(])`).test(after)) continue;
+    const head = loop.type === 'for_range_loop' ? text.slice(loop.startIndex, body.startIndex).trim() : `$for (${m.conditionOf(loop)?.text ?? ''})`;
+    ctx.report({
+      node: loop,
+      messageId: 'missingTail',
+      data: { k: shape.k, n: shape.n, form: shape.form, lost: shape.k - 1, code: quoteCode(head, 60) },
+      fix: { description: `Add one guarded tail after the loop for indices [${shape.n} - ${shape.n} % ${shape.k}, ${shape.n}) (e.g. \`$for (i, ${shape.n} / ${shape.k}u * ${shape.k}u, ${shape.n}) { … };\`), or prove ${shape.n} % ${shape.k} == 0 on the host (000 §10.3).` },
+    });
+  }
+}
