@@ -40,6 +40,69 @@ import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-
 import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
 import kernelWarpUnanimousCondition from '../../checks/kernel/warp-unanimous-condition/check.js';
 import kernelWaveQuantization from '../../checks/kernel/wave-quantization/check.js';
+import luisaAsyncCopyIncomplete from '../../checks/luisa/async-copy-incomplete/check.js';
+import luisaBallotUpperWords from '../../checks/luisa/ballot-upper-words/check.js';
+import luisaButterflyToBuiltin from '../../checks/luisa/butterfly-to-builtin/check.js';
+import luisaCallbackBlocksOrSubmits from '../../checks/luisa/callback-blocks-or-submits/check.js';
+import luisaCallbackCapturesByReference from '../../checks/luisa/callback-captures-by-reference/check.js';
+import luisaCodegenBarrierElision from '../../checks/luisa/codegen-barrier-elision/check.js';
+import luisaCodegenGuardElisionUnpinnedWarp from '../../checks/luisa/codegen-guard-elision-unpinned-warp/check.js';
+import luisaCodegenLazyStoreWithoutInvalidation from '../../checks/luisa/codegen-lazy-store-without-invalidation/check.js';
+import luisaCodegenPerElementGuard from '../../checks/luisa/codegen-per-element-guard/check.js';
+import luisaCodegenPerElementIndexMath from '../../checks/luisa/codegen-per-element-index-math/check.js';
+import luisaCodegenReplicatedWork from '../../checks/luisa/codegen-replicated-work/check.js';
+import luisaCodegenSerialCopyLoop from '../../checks/luisa/codegen-serial-copy-loop/check.js';
+import luisaCodegenStorageRebindingInLoop from '../../checks/luisa/codegen-storage-rebinding-in-loop/check.js';
+import luisaCollectiveOfUniformValue from '../../checks/luisa/collective-of-uniform-value/check.js';
+import luisaCommandReorderDisabled from '../../checks/luisa/command-reorder-disabled/check.js';
+import luisaCommandlistBatching from '../../checks/luisa/commandlist-batching/check.js';
+import luisaCommandlistNotCommitted from '../../checks/luisa/commandlist-not-committed/check.js';
+import luisaCommandlistReusedAfterCommit from '../../checks/luisa/commandlist-reused-after-commit/check.js';
+import luisaDispatchDividedByBlockSize from '../../checks/luisa/dispatch-divided-by-block-size/check.js';
+import luisaDtorCallbackDroppedByMerge from '../../checks/luisa/dtor-callback-dropped-by-merge/check.js';
+import luisaDtorCallbackUsedForReadback from '../../checks/luisa/dtor-callback-used-for-readback/check.js';
+import luisaDx1dDispatchOver65535Groups from '../../checks/luisa/dx-1d-dispatch-over-65535-groups/check.js';
+import luisaGlobalAtomicPrivatization from '../../checks/luisa/global-atomic-privatization/check.js';
+import luisaHardcodedWarpWidth from '../../checks/luisa/hardcoded-warp-width/check.js';
+import luisaHostLoopOverDeviceValue from '../../checks/luisa/host-loop-over-device-value/check.js';
+import luisaInvalidBlockSize from '../../checks/luisa/invalid-block-size/check.js';
+import luisaInvalidWarpSize from '../../checks/luisa/invalid-warp-size/check.js';
+import luisaLaneLocalSharedToWarp from '../../checks/luisa/lane-local-shared-to-warp/check.js';
+import luisaLaneReadLoopToPrefix from '../../checks/luisa/lane-read-loop-to-prefix/check.js';
+import luisaLikelyOnDslBranch from '../../checks/luisa/likely-on-dsl-branch/check.js';
+import luisaManualShuffleReduceToBuiltin from '../../checks/luisa/manual-shuffle-reduce-to-builtin/check.js';
+import luisaMisplacedOrBalancedBranchHint from '../../checks/luisa/misplaced-or-balanced-branch-hint/check.js';
+import luisaMissingFinalSynchronize from '../../checks/luisa/missing-final-synchronize/check.js';
+import luisaMissingSetWarpSize from '../../checks/luisa/missing-set-warp-size/check.js';
+import luisaMissingSyncBlockAfterSharedWrite from '../../checks/luisa/missing-sync-block-after-shared-write/check.js';
+import luisaMissingUnlikelyOnErrorPath from '../../checks/luisa/missing-unlikely-on-error-path/check.js';
+import luisaNonexistentWarpBuiltin from '../../checks/luisa/nonexistent-warp-builtin/check.js';
+import luisaOneWarpBlock from '../../checks/luisa/one-warp-block/check.js';
+import luisaOneWide2dBlock from '../../checks/luisa/one-wide-2d-block/check.js';
+import luisaOversizedBlock from '../../checks/luisa/oversized-block/check.js';
+import luisaPerIterationSynchronize from '../../checks/luisa/per-iteration-synchronize/check.js';
+import luisaPrefixTreatedAsInclusive from '../../checks/luisa/prefix-treated-as-inclusive/check.js';
+import luisaRedundantSyncBlock from '../../checks/luisa/redundant-sync-block/check.js';
+import luisaRedundantZeroInit from '../../checks/luisa/redundant-zero-init/check.js';
+import luisaSharedAtomicToWarpCollective from '../../checks/luisa/shared-atomic-to-warp-collective/check.js';
+import luisaSharedAtomicUnsupportedType from '../../checks/luisa/shared-atomic-unsupported-type/check.js';
+import luisaSharedCopyOrAssign from '../../checks/luisa/shared-copy-or-assign/check.js';
+import luisaSharedExceedsHlsl32k from '../../checks/luisa/shared-exceeds-hlsl-32k/check.js';
+import luisaSharedOutsideKernelOrInBranch from '../../checks/luisa/shared-outside-kernel-or-in-branch/check.js';
+import luisaSharedReadBeforeInit from '../../checks/luisa/shared-read-before-init/check.js';
+import luisaSharedReductionToWarp from '../../checks/luisa/shared-reduction-to-warp/check.js';
+import luisaSharedSizeNotMatchingBlock from '../../checks/luisa/shared-size-not-matching-block/check.js';
+import luisaSharedTreeReductionHazard from '../../checks/luisa/shared-tree-reduction-hazard/check.js';
+import luisaShuffleInDivergentBranch from '../../checks/luisa/shuffle-in-divergent-branch/check.js';
+import luisaStageReusedGlobalInShared from '../../checks/luisa/stage-reused-global-in-shared/check.js';
+import luisaSyncBlockInDivergentBranch from '../../checks/luisa/sync-block-in-divergent-branch/check.js';
+import luisaTestsOnlyEvenExtents from '../../checks/luisa/tests-only-even-extents/check.js';
+import luisaThreadXAsLaneIndex from '../../checks/luisa/thread-x-as-lane-index/check.js';
+import luisaUnclampedLaneIndex from '../../checks/luisa/unclamped-lane-index/check.js';
+import luisaWarpFirstActiveLaneOnHlsl from '../../checks/luisa/warp-first-active-lane-on-hlsl/check.js';
+import luisaWarpOpOperandType from '../../checks/luisa/warp-op-operand-type/check.js';
+import luisaWarpPerItemMapping from '../../checks/luisa/warp-per-item-mapping/check.js';
+import luisaWarpResultUsedAsBlockResult from '../../checks/luisa/warp-result-used-as-block-result/check.js';
 import memoryAsyncPoolReleaseThreshold from '../../checks/memory/async-pool-release-threshold/check.js';
 import memoryDynamicSmemOverDefaultWithoutOptIn from '../../checks/memory/dynamic-smem-over-default-without-opt-in/check.js';
 import memoryFifoDeallocation from '../../checks/memory/fifo-deallocation/check.js';
@@ -134,6 +197,69 @@ export const CHECKS: readonly CheckDef[] = [
   kernelVariableTripCountWithoutBinning,
   kernelWarpUnanimousCondition,
   kernelWaveQuantization,
+  luisaAsyncCopyIncomplete,
+  luisaBallotUpperWords,
+  luisaButterflyToBuiltin,
+  luisaCallbackBlocksOrSubmits,
+  luisaCallbackCapturesByReference,
+  luisaCodegenBarrierElision,
+  luisaCodegenGuardElisionUnpinnedWarp,
+  luisaCodegenLazyStoreWithoutInvalidation,
+  luisaCodegenPerElementGuard,
+  luisaCodegenPerElementIndexMath,
+  luisaCodegenReplicatedWork,
+  luisaCodegenSerialCopyLoop,
+  luisaCodegenStorageRebindingInLoop,
+  luisaCollectiveOfUniformValue,
+  luisaCommandReorderDisabled,
+  luisaCommandlistBatching,
+  luisaCommandlistNotCommitted,
+  luisaCommandlistReusedAfterCommit,
+  luisaDispatchDividedByBlockSize,
+  luisaDtorCallbackDroppedByMerge,
+  luisaDtorCallbackUsedForReadback,
+  luisaDx1dDispatchOver65535Groups,
+  luisaGlobalAtomicPrivatization,
+  luisaHardcodedWarpWidth,
+  luisaHostLoopOverDeviceValue,
+  luisaInvalidBlockSize,
+  luisaInvalidWarpSize,
+  luisaLaneLocalSharedToWarp,
+  luisaLaneReadLoopToPrefix,
+  luisaLikelyOnDslBranch,
+  luisaManualShuffleReduceToBuiltin,
+  luisaMisplacedOrBalancedBranchHint,
+  luisaMissingFinalSynchronize,
+  luisaMissingSetWarpSize,
+  luisaMissingSyncBlockAfterSharedWrite,
+  luisaMissingUnlikelyOnErrorPath,
+  luisaNonexistentWarpBuiltin,
+  luisaOneWarpBlock,
+  luisaOneWide2dBlock,
+  luisaOversizedBlock,
+  luisaPerIterationSynchronize,
+  luisaPrefixTreatedAsInclusive,
+  luisaRedundantSyncBlock,
+  luisaRedundantZeroInit,
+  luisaSharedAtomicToWarpCollective,
+  luisaSharedAtomicUnsupportedType,
+  luisaSharedCopyOrAssign,
+  luisaSharedExceedsHlsl32k,
+  luisaSharedOutsideKernelOrInBranch,
+  luisaSharedReadBeforeInit,
+  luisaSharedReductionToWarp,
+  luisaSharedSizeNotMatchingBlock,
+  luisaSharedTreeReductionHazard,
+  luisaShuffleInDivergentBranch,
+  luisaStageReusedGlobalInShared,
+  luisaSyncBlockInDivergentBranch,
+  luisaTestsOnlyEvenExtents,
+  luisaThreadXAsLaneIndex,
+  luisaUnclampedLaneIndex,
+  luisaWarpFirstActiveLaneOnHlsl,
+  luisaWarpOpOperandType,
+  luisaWarpPerItemMapping,
+  luisaWarpResultUsedAsBlockResult,
   memoryAsyncPoolReleaseThreshold,
   memoryDynamicSmemOverDefaultWithoutOptIn,
   memoryFifoDeallocation,
