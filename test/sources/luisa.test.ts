@@ -318,3 +318,36 @@ $loop{ $if (flag.volatile_read(0u) != 0u) { $break; }; };
     expect(shape).toEqual(['while_statement:dsl-while', 'while_statement:dsl-while', 'if_statement:dsl-if']);
   });
 });
+
+describe('LuisaCompute findings point at the original text', () => {
+  it('maps line and column of findings inside $if / $for / $elif back to the un-normalized file, in repo and diff-only mode', async () => {
+    const { reviewText } = await import('../helpers.js');
+    const { CHECKS } = await import('../../src/engine/registry.generated.js');
+    const ids = ['luisa/sync-block-in-divergent-branch', 'luisa/shuffle-in-divergent-branch', 'luisa/nonexistent-warp-builtin'];
+    const checks = CHECKS.filter((c) => ids.includes(c.id));
+    const src = [
+      '#include <luisa/luisa-compute.h>',
+      'using namespace luisa::compute;',
+      'void build(Device &device) {',
+      '  Kernel1D k = [&](BufferFloat buf, UInt n) noexcept {',
+      '    set_block_size(128u); set_warp_size(32u);',
+      '    auto tid = thread_x();',
+      '    $for (i, 0u, n) { $if (tid < 7u) {  sync_block(); }; };',
+      '    $if (tid == 0u) { buf.write(0u, 1.f); } $elif (tid < 9u) { auto v = warp_read_lane(buf.read(tid), 3u); };',
+      '    Float w = wave_active_sum(buf.read(tid));',
+      '  };',
+      '}',
+      '',
+    ].join('\n');
+    const lines = src.split('\n');
+    for (const repoMode of [true, false]) {
+      const found = await reviewText('src/render/kernels.cpp', src, { checks, repoMode });
+      const at = found.map((f) => [f.ruleId, f.line, lines[f.line - 1].slice(f.column - 1).match(/^\w+/)?.[0]]);
+      expect(at).toEqual([
+        ['luisa/sync-block-in-divergent-branch', 7, 'sync_block'],
+        ['luisa/shuffle-in-divergent-branch', 8, 'warp_read_lane'],
+        ['luisa/nonexistent-warp-builtin', 9, 'wave_active_sum'],
+      ]);
+    }
+  });
+});
