@@ -34,7 +34,8 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# SIGTERM (docker stop) drains the review queue for up to SHUTDOWN_TIMEOUT_MS (default 25 s):
+# SIGTERM (docker stop) finishes the running reviews (in-memory queue: the queued ones too; with
+# REDIS_URL they stay in Redis for the other replicas) for up to SHUTDOWN_TIMEOUT_MS (default 25 s):
 # give `docker stop -t` a little more than that.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/server.js"]

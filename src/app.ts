@@ -15,7 +15,7 @@ export const EVENTS = ['pull_request.opened', 'pull_request.synchronize', 'pull_
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = existsSync(join(here, '..', 'package.json')) ? join(here, '..') : join(here, '..', '..');
-const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 export interface AppOptions {
   queue?: ReviewQueue;
@@ -31,7 +31,7 @@ export interface AppOptions {
 
 type PullRequestContext = Context<'pull_request'>;
 
-function toEvent(context: PullRequestContext): PullRequestEvent {
+export function toEvent(context: PullRequestContext): PullRequestEvent {
   const p = context.payload;
   const pr = p.pull_request;
   const sync = p as { before?: string; after?: string };

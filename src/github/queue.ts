@@ -7,8 +7,11 @@
 /** Thrown by `add` when the queue takes no more work; `status` becomes the webhook's answer. */
 export class QueueRejected extends Error {
   readonly status = 503;
-  constructor(readonly reason: 'full' | 'closed') {
-    super(reason === 'full' ? 'review queue is full; redeliver later' : 'shutting down; redeliver later');
+  /** `unavailable`: the shared queue (Redis) cannot be reached or did not answer in time. */
+  constructor(readonly reason: 'full' | 'closed' | 'unavailable') {
+    super(
+      reason === 'full' ? 'review queue is full; redeliver later' : reason === 'closed' ? 'shutting down; redeliver later' : 'review queue unreachable; redeliver later',
+    );
   }
 }
 

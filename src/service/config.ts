@@ -20,6 +20,15 @@ export interface ServiceConfig {
   shutdownTimeoutMs: number;
   /** Largest webhook body taken (GitHub caps payloads at 25 MB); larger ones get 413. */
   maxBodyBytes: number;
+  /** Set: queue, delivery de-duplication and rate-limit state in Redis (several replicas). */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key (several deployments can share one Redis). */
+  redisPrefix: string;
+  /**
+   * Redis mode: lease of a running review (BullMQ's job lock and the per-PR lock). A replica that
+   * dies mid-review holds them this long at most; then another replica takes the job again.
+   */
+  reviewLockMs: number;
 }
 
 const int = (min: number) => z.coerce.number().int().min(min);
@@ -39,6 +48,18 @@ const schema = z.object({
   QUEUE_MAX: int(1).default(1000),
   SHUTDOWN_TIMEOUT_MS: int(0).default(25_000),
   WEBHOOK_MAX_BYTES: int(1024).default(25 * 1024 * 1024),
+  REDIS_URL: z
+    .string()
+    .refine((v) => {
+      try {
+        return ['redis:', 'rediss:'].includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, 'a redis:// or rediss:// URL')
+    .optional(),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - (at most 64)').default('gpu-review'),
+  REVIEW_LOCK_MS: int(1000).default(30_000),
 });
 
 export class ConfigError extends Error {}
@@ -85,5 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     queueMax: e.QUEUE_MAX,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     maxBodyBytes: e.WEBHOOK_MAX_BYTES,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    reviewLockMs: e.REVIEW_LOCK_MS,
   };
 }

@@ -1,7 +1,13 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The service's Prometheus metrics, on a registry of its own (tests run several services). */
-export function createMetrics(depth: () => { waiting: number; running: number }) {
+export interface QueueDepth {
+  waiting: number;
+  running: number;
+}
+
+/** `depth` may ask Redis (the shared queue's counts): then it is awaited at each scrape. */
+export function createMetrics(depth: () => QueueDepth | Promise<QueueDepth>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gpu_review_' });
   const deliveries = new Counter({
@@ -18,11 +24,11 @@ export function createMetrics(depth: () => { waiting: number; running: number })
   });
   new Gauge({
     name: 'gpu_review_queue_depth',
-    help: 'Review jobs in the queue, by state.',
+    help: 'Review jobs in the queue, by state (with Redis: the shared queue, all replicas; waiting includes delayed).',
     labelNames: ['state'] as const,
     registers: [registry],
-    collect() {
-      const d = depth();
+    async collect() {
+      const d = await depth();
       this.set({ state: 'waiting' }, d.waiting);
       this.set({ state: 'running' }, d.running);
     },

@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createNodeMiddleware, Probot, type ProbotOctokit } from 'probot';
 import { createApp, type AppOptions } from '../app.js';
-import { GpuReviewOctokit } from '../github/octokit.js';
+import { createOctokitClass, GpuReviewOctokit } from '../github/octokit.js';
 import { DeliveryLog, QueueRejected, ReviewQueue } from '../github/queue.js';
 import type { Outcome } from '../github/review-pr.js';
 import type { ServiceConfig } from './config.js';
 import { createLogger } from './log.js';
 import { countingFetch, createMetrics, type Metrics } from './metrics.js';
+import { RedisReviews, type RedisReviewsOptions } from './redis.js';
 
 export interface ServiceOptions {
   config: ServiceConfig;
@@ -19,6 +20,8 @@ export interface ServiceOptions {
   app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome'>;
   /** Delay between attempts of the start-up `GET /app` while not ready. Default 5 s. */
   authRetryMs?: number;
+  /** Redis mode: options laid over the clustered throttle groups (tests drop the write spacing). */
+  throttleGroups?: RedisReviewsOptions['throttleGroups'];
 }
 
 /** Remembers the id it last took, so a delivery the queue refuses can be taken again on redelivery. */
@@ -80,12 +83,40 @@ class ServiceQueue extends ReviewQueue {
   }
 }
 
+/** The Redis password, if the URL has one, is redacted from the logs like the other secrets. */
+function redisSecret(url: string | undefined): string[] {
+  if (!url) return [];
+  const u = new URL(url);
+  return [u.password, decodeURIComponent(u.password)].filter((p) => p.length > 0);
+}
+
+/** host:port/db of the Redis URL, without credentials, for the logs. */
+function redisHost(url: string): string {
+  const u = new URL(url);
+  return `${u.host}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+}
+
 const RESULT: Record<Outcome['kind'], string> = { reviewed: 'done', failed: 'failed', skipped: 'skipped', 'config-error': 'config_error' };
+
+/** What the service's queue shows, embedded or on Redis. */
+export interface QueueView {
+  /** Reviews running in this process. */
+  readonly running: number;
+  /** Jobs waiting (with Redis: the shared queue, as last counted). */
+  readonly waiting: number;
+  readonly accepting: boolean;
+  /** Embedded: every queued review finished. Redis: nothing runs here and the shared queue is empty. */
+  idle(): Promise<void>;
+}
 
 export interface Service {
   readonly server: Server;
   readonly probot: Probot;
-  readonly queue: ReviewQueue;
+  /** `redis` when `REDIS_URL` is set. */
+  readonly mode: 'embedded' | 'redis';
+  readonly queue: QueueView;
+  /** The Redis backend (Redis mode only). */
+  readonly redis: RedisReviews | undefined;
   readonly metrics: Metrics;
   readonly log: Logger;
   /** `http://host:port` once listening. */
@@ -101,12 +132,25 @@ export interface Service {
 
 export async function createService(opts: ServiceOptions): Promise<Service> {
   const { config } = opts;
-  const log = createLogger(config.logLevel, [config.privateKey, config.webhookSecret], opts.logStream);
-  let queue: ServiceQueue | undefined;
-  const metrics = createMetrics(() => ({ waiting: queue?.waiting ?? 0, running: queue?.running ?? 0 }));
-  const deliveries = new ServiceDeliveries();
-  queue = new ServiceQueue(config.concurrency, config.queueMax, deliveries, metrics, log);
-  const q = queue;
+  const log = createLogger(config.logLevel, [config.privateKey, config.webhookSecret, ...redisSecret(config.redisUrl)], opts.logStream);
+  let embedded: ServiceQueue | undefined;
+  let redis: RedisReviews | undefined;
+  const metrics = createMetrics(() => (redis ? redis.depth() : { waiting: embedded?.waiting ?? 0, running: embedded?.running ?? 0 }));
+  const onOutcome: NonNullable<AppOptions['onOutcome']> = (outcome, event) => {
+    metrics.reviews.inc({ result: RESULT[outcome.kind] });
+    opts.app?.onOutcome?.(outcome, event);
+  };
+
+  let appFn: ReturnType<typeof createApp>;
+  if (config.redisUrl) {
+    redis = new RedisReviews({ config, log, metrics, app: opts.app, onOutcome, throttleGroups: opts.throttleGroups });
+    appFn = redis.appFn();
+  } else {
+    const deliveries = new ServiceDeliveries();
+    embedded = new ServiceQueue(config.concurrency, config.queueMax, deliveries, metrics, log);
+    appFn = createApp({ ...opts.app, queue: embedded, deliveries, onOutcome });
+  }
+  const q: QueueView = redis ?? embedded!;
 
   const probot = new Probot({
     appId: config.appId,
@@ -114,17 +158,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     secret: config.webhookSecret,
     baseUrl: config.baseUrl,
     log: log as never,
-    Octokit: opts.Octokit ?? GpuReviewOctokit,
+    // With Redis, GitHub's rate-limit state (Octokit throttling) is clustered there.
+    Octokit: opts.Octokit ?? (redis ? createOctokitClass({ throttle: redis.throttle }) : GpuReviewOctokit),
     request: { fetch: countingFetch(metrics) },
-  });
-  const appFn = createApp({
-    ...opts.app,
-    queue: q,
-    deliveries,
-    onOutcome: (outcome, event) => {
-      metrics.reviews.inc({ result: RESULT[outcome.kind] });
-      opts.app?.onOutcome?.(outcome, event);
-    },
   });
   const middleware = await createNodeMiddleware(appFn, { probot, webhooksPath: config.webhookPath });
 
@@ -151,6 +187,13 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && path === '/readyz') {
+      if (redis) {
+        // The shared queue must answer; a full one is not ready either.
+        const [reachable, depth] = await Promise.all([redis.reachable(), redis.depth()]);
+        const accepting = reachable && !stopping && depth.waiting < config.queueMax;
+        const ok = authenticated && accepting;
+        return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting, redis: reachable ? 'ok' : 'unreachable', queued: depth.waiting, running: depth.running, runningHere: redis.running });
+      }
       const ok = authenticated && q.accepting && !stopping;
       return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting: q.accepting && !stopping, queued: q.waiting, running: q.running });
     }
@@ -185,7 +228,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const service: Service = {
     server,
     probot,
+    mode: redis ? 'redis' : 'embedded',
     queue: q,
+    redis,
     metrics,
     log,
     url: '',
@@ -199,13 +244,25 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       });
       const a = server.address() as AddressInfo;
       service.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-      log.info({ url: service.url, webhookPath: config.webhookPath, concurrency: config.concurrency, queueMax: config.queueMax }, 'listening');
+      log.info({ url: service.url, webhookPath: config.webhookPath, concurrency: config.concurrency, queueMax: config.queueMax, queue: redis ? `redis ${redisHost(config.redisUrl!)} prefix ${config.redisPrefix}` : 'embedded' }, 'listening');
+      redis?.start(probot);
       void authenticate();
     },
     async stop() {
       if (stopping) return false;
       stopping = true;
       clearTimeout(authTimer);
+      if (redis) {
+        log.info({ runningHere: redis.running, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: new deliveries get 503, finishing the reviews running here (queued ones stay in Redis)');
+        const finished = await redis.stop(config.shutdownTimeoutMs);
+        if (finished) log.info('all reviews finished');
+        await new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        });
+        return finished;
+      }
+      const q = embedded!;
       q.close();
       log.info({ queued: q.waiting, running: q.running, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: new deliveries get 503, finishing queued reviews');
       let timer: NodeJS.Timeout | undefined;

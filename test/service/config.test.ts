@@ -42,11 +42,23 @@ describe('configuration from the environment', () => {
     ['GHE_HOST', 'https://ghe.example.com/'],
     ['SHUTDOWN_TIMEOUT_MS', '1.5'],
     ['PRIVATE_KEY', 'not a key'],
+    ['REDIS_URL', 'http://:hunter2@redis:6379'],
+    ['REDIS_PREFIX', 'a:b'],
+    ['REVIEW_LOCK_MS', '10'],
   ])('malformed %s=%s: one line naming it, without the value', (name, value) => {
     const msg = error({ ...good, [name]: value });
     expect(msg.startsWith(`${name} is invalid`)).toBe(true);
     expect(msg).not.toContain('\n');
-    if (name === 'PRIVATE_KEY') expect(msg).not.toContain(value);
+    if (name === 'PRIVATE_KEY' || name === 'REDIS_URL') expect(msg).not.toContain(value);
+  });
+
+  test('Redis: unset by default (the in-memory queue); REDIS_URL, REDIS_PREFIX, REVIEW_LOCK_MS', () => {
+    expect(loadConfig(good)).toMatchObject({ redisUrl: undefined, redisPrefix: 'gpu-review', reviewLockMs: 30_000 });
+    expect(loadConfig({ ...good, REDIS_URL: 'rediss://:pw@redis.internal:6380/2', REDIS_PREFIX: 'team-a', REVIEW_LOCK_MS: '5000' })).toMatchObject({
+      redisUrl: 'rediss://:pw@redis.internal:6380/2',
+      redisPrefix: 'team-a',
+      reviewLockMs: 5000,
+    });
   });
 
   test('PRIVATE_KEY_PATH, GHE_HOST, escaped newlines in PRIVATE_KEY', () => {

@@ -22,6 +22,9 @@ export function config(over: Partial<ServiceConfig> = {}): ServiceConfig {
     queueMax: 100,
     shutdownTimeoutMs: 5000,
     maxBodyBytes: 25 * 1024 * 1024,
+    redisUrl: undefined,
+    redisPrefix: 'gpu-review',
+    reviewLockMs: 30_000,
     ...over,
   };
 }

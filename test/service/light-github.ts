@@ -1,9 +1,13 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 
 /**
  * Just enough of GitHub for many pull requests at once (the load and queue tests): each PR's live
  * head is the last SHA pushed, it changes no files, the repository has no config. The detailed
- * GitHub behaviour is test/app/fake-github.ts's job; this one counts what was asked.
+ * GitHub behaviour is test/app/fake-github.ts's job; this one counts what was asked. `start()`
+ * answers in this process (nock); `serve()` answers on loopback as a GitHub Enterprise host, for
+ * services running in child processes.
  */
 export class LightGitHub {
   /** Live head per PR number (set by the test as it "pushes"). */
@@ -14,8 +18,16 @@ export class LightGitHub {
   /** Head SHAs of the check runs completed (one per review that ran to the end). */
   completed: string[] = [];
   private checkRuns = new Map<number, string>();
+  /** Every read of a PR's files waits this long (reviews that take a while). */
+  filesDelayMs = 0;
+  /** Requests for a PR's files, by PR number (a review got that far). */
+  filesRead = new Map<number, number>();
+  /** PRs whose files were being read by two reviews at once (must stay empty: one review per PR at a time). */
+  overlaps: number[] = [];
+  private filesInFlight = new Map<number, number>();
   calls = 0;
   private scope: nock.Scope | null = null;
+  private server: Server | null = null;
   private nextId = 1;
 
   start(base = 'https://api.github.com'): this {
@@ -34,6 +46,37 @@ export class LightGitHub {
     nock.cleanAll();
   }
 
+  /** Serves on 127.0.0.1 as a GitHub Enterprise host; returns `host:port` for `GHE_HOST`. */
+  async serve(): Promise<string> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        this.calls++;
+        const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/^\/api\/v3(?=\/)/, '').replace(/^\/api\/graphql$/, '/graphql');
+        this.route(req.method ?? 'GET', path, body ? JSON.parse(body) : undefined).then(
+          ([status, json]) => {
+            res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+          },
+          () => res.writeHead(500).end('{}'),
+        );
+      });
+    });
+    // Connections of a killed replica must not keep the fake from closing.
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()));
+    return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = null;
+    await new Promise<void>((r) => {
+      s.close(() => r());
+      s.closeAllConnections();
+    });
+  }
+
   private async route(method: string, path: string, body: any): Promise<[number, any]> {
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/app') return [200, { id: 1, slug: 'gpu-review', name: 'gpu-review', owner: { login: 'o' } }];
@@ -42,8 +85,18 @@ export class LightGitHub {
       const n = Number(m[1]);
       return [200, { number: n, state: 'open', draft: false, head: { sha: this.heads.get(n), ref: 'b' }, base: { sha: 'f'.repeat(40), ref: 'main' }, user: { login: 'dev', type: 'User' } }];
     }
-    if (method === 'GET' && /\/pulls\/\d+\/files$/.test(path)) {
-      if (this.gate) await this.gate;
+    if (method === 'GET' && (m = /\/pulls\/(\d+)\/files$/.exec(path))) {
+      const n = Number(m[1]);
+      this.filesRead.set(n, (this.filesRead.get(n) ?? 0) + 1);
+      const now = (this.filesInFlight.get(n) ?? 0) + 1;
+      this.filesInFlight.set(n, now);
+      if (now > 1) this.overlaps.push(n);
+      try {
+        if (this.gate) await this.gate;
+        if (this.filesDelayMs) await new Promise((r) => setTimeout(r, this.filesDelayMs));
+      } finally {
+        this.filesInFlight.set(n, (this.filesInFlight.get(n) ?? 1) - 1);
+      }
       return [200, []];
     }
     if (method === 'GET' && /\/contents\//.test(path)) return [404, { message: 'Not Found' }];
