@@ -45,15 +45,33 @@ export default defineCheck({
           if (dv !== null && (isPow2(dv) || dv <= 1)) continue;
           const body = loop.type === 'for_range_loop' ? loop.childForFieldName('body') : loop.childForFieldName('consequence') ?? loop.childForFieldName('body');
           if (!body) continue;
-          // Names that change per iteration: the loop variable and everything assigned in the body.
+          // Names that change per iteration: the loop variable, everything assigned in the body, and locals
+          // declared in the body from a varying value (a local recomputed from per-thread values only, e.g.
+          // `auto idx = tid + rep * BS;` in a trace-time `for`, is the same every iteration).
           const varying = new Set<string>();
           const v = m.loopParts(loop)?.variable;
           if (v) varying.add(v);
+          const mentions = (e: SyntaxNode, names: Set<string>): boolean => e.descendantsOfType('identifier').some((i) => names.has(i.text)) || (e.type === 'identifier' && names.has(e.text));
+          // The counter of a host `for` nested in the device loop is unrolled at trace time: a constant per copy.
+          const inHostForHeader = (n: SyntaxNode): boolean => {
+            const f = n.parent;
+            return f?.type === 'for_statement' && f.childForFieldName('update')?.id === n.id && !m.deviceLoopsAround(n).some((l) => l.id === f.id);
+          };
+          const decls: Array<{ name: string; value: SyntaxNode | null }> = [];
           for (const n of body.descendantsOfType(['init_declarator', 'assignment_expression', 'update_expression'])) {
             const t = n.type === 'init_declarator' ? n.childForFieldName('declarator') : n.type === 'assignment_expression' ? n.childForFieldName('left') : n.childForFieldName('argument');
-            if (t?.type === 'identifier') varying.add(t.text);
+            if (t?.type !== 'identifier') continue;
+            if (n.type === 'init_declarator') decls.push({ name: t.text, value: n.childForFieldName('value') });
+            else if (!inHostForHeader(n)) varying.add(t.text);
           }
-          const mentions = (e: SyntaxNode, names: Set<string>): boolean => e.descendantsOfType('identifier').some((i) => names.has(i.text)) || (e.type === 'identifier' && names.has(e.text));
+          for (let grew = true; grew; ) {
+            grew = false;
+            for (const d of decls) {
+              if (varying.has(d.name) || !d.value || !mentions(d.value, varying)) continue;
+              varying.add(d.name);
+              grew = true;
+            }
+          }
           if (!mentions(dividend, varying)) continue;
           // The divisor must be loop-invariant, else there is nothing to hoist.
           if (mentions(divisor, varying)) continue;

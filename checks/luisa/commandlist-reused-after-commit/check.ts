@@ -15,6 +15,11 @@ function chainHead(e: SyntaxNode): SyntaxNode | null {
   return unparen(cur);
 }
 
+function isCommit(n: SyntaxNode): boolean {
+  const f = n.type === 'call_expression' ? n.childForFieldName('function') : null;
+  return f?.type === 'field_expression' && f.childForFieldName('field')?.text === 'commit';
+}
+
 export default defineCheck({
   id: 'luisa/commandlist-reused-after-commit',
   pass: 2,
@@ -22,13 +27,11 @@ export default defineCheck({
   kind: 'correctness',
   confidence: 'high',
   languages: ['luisa-dsl'],
-  // Upstream LuisaCompute leaves a committed list empty and reusable (see README): opt-in only.
-  status: 'preview',
   citation: '000 §8.7 Key Rules, rule 3 ("Don\'t reuse a committed CommandList")',
-  summary: 'A CommandList is appended to or committed again after commit() without a fresh list.',
-  why: 'commit() moves the commands into the returned Commit and leaves the source list empty (000 §8.7 rule 3), so later appends silently start a new, separate batch on a list the author believes already submitted.',
+  summary: 'A CommandList is committed again with nothing recorded since its last commit(): the second commit submits an empty list.',
+  why: 'commit() moves the commands into the returned Commit and leaves the source list empty (000 §8.7 rule 3), so committing the same list again submits nothing: the batch does not run a second time.',
   messages: {
-    reused: '`{{code}}` uses `{{list}}` after `{{list}}.commit()` (line {{line}}){{loop}}: CommandList used after commit(): commit() moves the commands out and leaves the list empty. Record the next batch into a fresh `auto {{list}}_next = CommandList::create();` (or declare the list inside the loop).',
+    reused: '`{{code}}` commits `{{list}}` again with nothing recorded since `{{list}}.commit()` (line {{line}}){{loop}}: CommandList used after commit(): commit() moves the commands out and leaves the list empty, so this submits an empty list. Record the batch again before committing (or keep the `Commit`/list you want to resubmit).',
   },
   fix: 'judgment',
   create(ctx) {
@@ -90,13 +93,21 @@ export default defineCheck({
             const rank = (x: { node: SyntaxNode; viaLoop: boolean }): number => (x.viaLoop ? 1e12 : 0) + x.node.startIndex;
             if (!first || rank({ node: u.node, viaLoop }) < rank(first)) first = { node: u.node, viaLoop };
           }
-          if (!first || reported.has(first.node.id)) continue;
+          if (!first) {
+            // The only use in a loop is this commit: from the second iteration on it commits an empty list.
+            const loop = loopsAround(c.node).find((l) => !decl || !contains(l, decl.node));
+            const refilled = (x: { name: string; node: SyntaxNode }): boolean => x.name === name && x.node.id !== c.node.id && !!loop && contains(loop, x.node);
+            if (loop && !usesByFn.get(fn.id)!.some(refilled) && !resets.some(refilled)) first = { node: c.node, viaLoop: true };
+          }
+          // Refilling a committed list is fine (upstream empties it and resets its committed flag);
+          // only a commit with nothing recorded since the last one is a mistake: it submits nothing.
+          if (!first || !isCommit(first.node) || reported.has(first.node.id)) continue;
           reported.add(first.node.id);
           ctx.report({
             node: first.node,
             messageId: 'reused',
             data: { code: quote(first.node), list: name, line: c.node.startPosition.row + 1, loop: first.viaLoop ? ' in the previous iteration' : '' },
-            fix: { description: `Record the next batch into a fresh list: \`auto ${name}_next = CommandList::create();\`, or declare \`${name}\` inside the loop body so every iteration creates its own.` },
+            fix: { description: `Record the commands again into \`${name}\` before this commit, or drop the second commit.` },
           });
         }
       },
