@@ -545,6 +545,12 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
   // C++14 digit separators (`40'000'000u`) are common in LuisaCompute sizes, and the C++ model does
   // not read them; a local `constexpr` initialized with one is resolved through its declaration.
   const constValue = (n: SyntaxNode | null | undefined, depth = 0): number | null => {
+    // The constant declared in scope first: two test functions may each have `constexpr auto block_size`.
+    if (n?.type === 'identifier' && depth <= 6) {
+      const d = declOf(textOf(n), n);
+      const v = d && !d.param && d.value && /\b(constexpr|const)\b/.test(textOf(d.node)) ? constValue(d.value, depth + 1) : null;
+      if (v !== null) return v;
+    }
     const v = cuda.constValue(n);
     if (v !== null || !n || depth > 6) return v;
     if (n.type === 'number_literal') {
@@ -860,7 +866,11 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     const a = v.childForFieldName('arguments')?.namedChildren[0];
     if (!a) return null;
     if (a.type === 'lambda_expression') return bodyByLambda.get(a.id) ?? null;
-    if (a.type === 'identifier') return bodiesByName.get(textOf(a)) ?? null;
+    if (a.type === 'identifier') {
+      // The kernel declared in this scope: two test functions may each have a `Kernel1D kernel`.
+      const lam = unparen(declOf(textOf(a), a)?.value ?? null);
+      return (lam?.type === 'lambda_expression' ? bodyByLambda.get(lam.id) : undefined) ?? bodiesByName.get(textOf(a)) ?? null;
+    }
     return null;
   };
   for (const list of declsByFunction.values()) {
@@ -887,7 +897,9 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
       if (f?.type === 'call_expression') kernel = kernelFromCompile(f);
       else if (f) {
         shaderName = baseName(f);
-        kernel = shaderName ? shaderKernels.get(shaderName) ?? null : null;
+        // Prefer the shader declared in scope (`auto shader = device.compile(kernel)` in each test function).
+        const local = shaderName && f.type === 'identifier' ? declOf(shaderName, c.node) : null;
+        kernel = (local?.value ? kernelFromCompile(local.value) : null) ?? (shaderName ? shaderKernels.get(shaderName) ?? null : null);
       }
     }
     dispatches.push({ node: c.node, args: c.args, kernel, shaderName });

@@ -76,6 +76,11 @@ export function normalizeLuisa(text: string): { text: string; dsl: Map<number, D
       }
     }
   }
+  // `class LC_RUNTIME_API Device : public Resource`: an export macro between the class key and the
+  // name is an ERROR to tree-sitter-cpp that swallows the class head; blank it (same length).
+  for (const m of view.matchAll(/\b(?:class|struct)\s+([A-Z][A-Z0-9_]*_(?:API|EXPORT|DLL)\w*)(?=\s+[A-Za-z_]\w*\s*(?:final\b\s*)?[:{;])/g)) {
+    put(m.index + m[0].length - m[1].length, ' '.repeat(m[1].length));
+  }
   return { text: out.join(''), dsl };
 }
 

@@ -132,6 +132,21 @@ describe('luisa model', () => {
 }`);
     expect(m2.bodies.map((b) => [b.kind, b.dims, b.blockSize?.product])).toEqual([['compile', 2, 256], ['Kernel3D', 3, 512]]);
   });
+  it('links a dispatch to the shader and kernel declared in its own scope when names repeat', () => {
+    const m5 = model(`void first(Device &device, Stream &stream) {
+  constexpr auto block_size = 256u;
+  Kernel1D kernel = [&](BufferFloat b) noexcept { set_block_size(block_size, 1u, 1u); b.write(dispatch_x(), 1.f); };
+  auto shader = device.compile(kernel);
+  stream << shader(buf).dispatch(4u);
+}
+void second(Device &device, Stream &stream) {
+  constexpr auto block_size = 64u;
+  Kernel1D kernel = [&](BufferFloat b) noexcept { set_block_size(block_size, 1u, 1u); b.write(dispatch_x(), 2.f); };
+  auto shader = device.compile(kernel);
+  stream << shader(buf).dispatch(8u);
+}`);
+    expect(m5.dispatches.map((d) => d.kernel?.blockSize?.product)).toEqual([256, 64]);
+  });
   it('reads the vector overload of set_block_size and digit-separated constants', () => {
     const m3 = model(`void f(Device &device, Stream &stream) {
   constexpr uint n = 40'000'000u;

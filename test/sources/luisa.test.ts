@@ -121,6 +121,22 @@ Kernel2D mat_mul = [&](BufferFloat lhs, BufferFloat rhs, BufferFloat result, UIn
     expect(shape).toEqual(['for_range_loop:native', 'if_statement:dsl-if', 'else_clause:dsl-else', 'if_statement:dsl-if']);
   });
 
+  it('blanks an export macro between the class key and the class name', () => {
+    const src = `class LC_RUNTIME_API Sorter : public Module {
+public:
+    void sort(Device &device) { Kernel1D k = [](BufferUInt b) noexcept { $if (dispatch_x() == 0u) { b.write(0u, 1u); }; }; }
+};
+struct LCGS_API Item { int x; };
+`;
+    const { text } = normalizeLuisa(src);
+    expect(text.length).toBe(src.length);
+    expect(text).toContain('class                Sorter : public Module {');
+    expect(text).toContain('struct          Item { int x; };');
+    expect(problems(parser.parse(text).rootNode)).toEqual([]);
+    // Not a class head: left alone.
+    expect(normalizeLuisa('class Sorter : public BASE_API {};').text).toBe('class Sorter : public BASE_API {};');
+  });
+
   it('handles a Callable with $if(x) and no blanks, and $return', () => {
     const src = `Callable<float(float)> safe_rcp = [](Float x) noexcept {
     $if(abs(x)<1e-6f){ $return(0.f); };

@@ -94,6 +94,14 @@ export default defineCheck({
           // Scaled back by the lane count right away, or later through the variable holding the result.
           const p = c.node.parent;
           if (p?.type === 'binary_expression' && p.childForFieldName('operator')?.type === '/' && /warp_lane_count|warp_active_count_bits|lane/.test(p.childForFieldName('right')?.text ?? '')) continue;
+          // Scaled back by a literal of the pinned width: `warp_active_sum(s) * 0.03125f` or `/ 32.0f` under set_warp_size(32u).
+          const pinned = kernel.warpSize?.value;
+          if (pinned && p?.type === 'binary_expression') {
+            const op = p.childForFieldName('operator')?.type;
+            const other = unparen(p.childForFieldName('left')?.id === c.node.id ? p.childForFieldName('right') : p.childForFieldName('left'));
+            const k = other?.type === 'number_literal' ? Number.parseFloat(other.text.replace(/[fFuUlL]+$/, '')) : Number.NaN;
+            if ((op === '*' && Math.abs(k * pinned - 1) < 1e-6) || (op === '/' && k === pinned && p.childForFieldName('right')?.id === other?.id)) continue;
+          }
           const holder = p?.type === 'init_declarator' ? p.childForFieldName('declarator')?.text : p?.type === 'assignment_expression' ? p.childForFieldName('left')?.text : null;
           if (holder && /^\w+$/.test(holder)) {
             const rest = m.source.text.slice(c.node.endIndex, kernel.body.endIndex);

@@ -5,6 +5,9 @@ import type { SyntaxNode } from '../../../src/engine/types.js';
 
 const BLOCK_NAME = /^(block|block_?size|bs|k_?block\w*|block_?dim(_?x)?|block_?threads|threads_?per_?block|k_?threads_?per_?block|n_?threads_?per_?block)$/i;
 
+/** A variable that names a count of blocks, not of threads. */
+const BLOCK_COUNT = /^(k_?)?(num_?blocks|n_?blocks|block_?count|num_?groups|group_?count|grid_?size(_?x)?|num_?ctas?|cta_?count)$/i;
+
 const op = (n: SyntaxNode | null): string | undefined => (n?.type === 'binary_expression' ? n.childForFieldName('operator')?.type : undefined);
 
 function nameOf(n: SyntaxNode | null): string | null {
@@ -47,6 +50,7 @@ export default defineCheck({
   why: 'LuisaCompute computes the grid as ceil(n / block_size) itself, so dispatching n / block_size launches 1/BS of the threads and, as 000 §5.7 trap 1 found, every case still "passes" in about 0 ms.',
   messages: {
     divided: '`{{code}}`: dispatch() takes the total thread count, not the number of blocks; dividing by the block size launches 1/{{bs}} of the threads. Use `.dispatch({{total}})`.',
+    count: '`{{code}}` is a block count, but dispatch() takes the total thread count: with {{bs}}-thread blocks this launches 1/{{bs}} of the threads. Use `.dispatch({{total}})`.',
   },
   fix: 'safe',
   create(ctx) {
@@ -55,7 +59,7 @@ export default defineCheck({
         const m = ctx.get(luisaModel);
         for (const d of m.dispatches) {
           const kernelDims = d.kernel?.blockSize?.dims ?? null;
-          const hits: Array<{ arg: SyntaxNode; div: SyntaxNode; bs: string | number; total: string; fixable: boolean }> = [];
+          const hits: Array<{ arg: SyntaxNode; div: SyntaxNode; bs: string | number; total: string; fixable: boolean; count?: boolean }> = [];
           d.args.forEach((arg, i) => {
             // One hop through a local: `uint groups = (n + 255u) / 256u; … dispatch(groups)`.
             let expr = unparen(arg);
@@ -80,13 +84,23 @@ export default defineCheck({
               const bsDim = kernelDims ? kernelDims[i] : null;
               const num = numerator(m, div, divisor);
               let matched = false;
-              if (dv !== null && bsDim !== null) matched = dv === bsDim;
+              // `(n + 2u * bs - 1u) / (2u * bs)`: two items per thread, still a block count.
+              const factors = op(divisor) === '*' ? [unparen(divisor.childForFieldName('left')), unparen(divisor.childForFieldName('right'))] : [];
+              const bsFactor = factors.find((f) => !!f && ((bsDim !== null && m.constValue(f) === bsDim) || BLOCK_NAME.test(nameOf(f) ?? '')));
+              if (bsFactor && factors.some((f) => f && f.id !== bsFactor.id && m.constValue(f) !== null)) matched = true;
+              else if (dv !== null && bsDim !== null) matched = dv === bsDim;
               else if (BLOCK_NAME.test(nameOf(divisor) ?? '')) matched = true;
               // Without the kernel, a ceil-division by a warp multiple is the CUDA grid formula.
               else if (bsDim === null && num?.ceil && dv !== null && dv >= 32 && dv % 32 === 0) matched = true;
               if (!matched) continue;
-              hits.push({ arg, div, bs: dv ?? bsDim ?? divisor.text, total: num ? num.total.text : 'n', fixable: direct && div.id === expr.id && !!num });
+              hits.push({ arg, div, bs: bsFactor ? m.constValue(bsFactor) ?? bsFactor.text : dv ?? bsDim ?? divisor.text, total: num ? (bsFactor ? `${num.total.text} / ${factors.find((f) => f && f.id !== bsFactor.id)!.text}` : num.total.text) : 'n', fixable: !bsFactor && direct && div.id === expr.id && !!num });
               return;
+            }
+            // A block count by name: `constexpr auto num_blocks = 4u; … dispatch(num_blocks)` against a 256-thread block.
+            const a = unparen(arg);
+            const bsDim = kernelDims ? kernelDims[i] : null;
+            if (a?.type === 'identifier' && BLOCK_COUNT.test(a.text) && bsDim !== null && bsDim > 1) {
+              hits.push({ arg, div: a, bs: bsDim, total: `${a.text} * ${bsDim}u`, fixable: false, count: true });
             }
           });
           if (!hits.length) continue;
@@ -105,7 +119,7 @@ export default defineCheck({
           const h = hits[0];
           ctx.report({
             node: d.node,
-            messageId: 'divided',
+            messageId: h.count ? 'count' : 'divided',
             data: { code: quote(h.div), bs: h.bs, total: hits.length === d.args.length ? hits.map((x) => x.total).join(', ') : h.total },
             fix: replace
               ? { description: 'Dispatch the total thread count; the runtime rounds up to whole blocks.', replace }

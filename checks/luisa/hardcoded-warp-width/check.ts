@@ -121,13 +121,19 @@ export default defineCheck({
 
         // (d) host: a literal 32 passed where the callee (a function or kernel of this file) takes a warp width.
         if (!/[(,]\s*(32|64)[uU]?\s*[,)]/.test(m.source.text)) return;
+        // Names the file pins the width from (`set_warp_size(static_cast<uint8_t>(wave_size))`): a literal
+        // passed to such a parameter selects the width on purpose (a wave32/wave64 test), it assumes nothing.
+        const pinnedFrom = new Set<string>();
+        for (const s of m.callsNamed('set_warp_size')) {
+          for (const a of s.args) if (m.constValue(a) === null) for (const id of [a, ...a.descendantsOfType('identifier')]) if (id.type === 'identifier') pinnedFrom.add(id.text);
+        }
         for (const c of m.calls) {
           if (!c.args.length || m.inDeviceCode(c.node)) continue;
           c.args.forEach((a, i) => {
             const v = a.type === 'number_literal' ? m.constValue(a) : null;
             if (v !== 32 && v !== 64) return;
             const p = paramName(m, c.name, c.receiver === null ? c.node : null, i);
-            if (p && /^(k_?)?(warp|wave|subgroup|simd)_?(size|width|lanes)$|^lanes_per_warp$/i.test(p)) report(a, v, c.node);
+            if (p && !pinnedFrom.has(p) && /^(k_?)?(warp|wave|subgroup|simd)_?(size|width|lanes)$|^lanes_per_warp$/i.test(p)) report(a, v, c.node);
           });
         }
       },

@@ -64,7 +64,8 @@ export default defineCheck({
         for (const id of m.source.root.descendantsOfType(['identifier', 'field_identifier'])) {
           if (!FAKE.test(id.text)) continue;
           const p = id.parent;
-          if (p && /declarator$/.test(p.type) && p.childForFieldName('declarator')?.id === id.id) defined.add(id.text);
+          // A declarator, or a parameter (`const ReduceOp warp_reduce_op_binary`: a functor passed in).
+          if (p && /(declarator|parameter_declaration)$/.test(p.type) && p.childForFieldName('declarator')?.id === id.id) defined.add(id.text);
           if (p?.type === 'preproc_def' || p?.type === 'preproc_function_def') defined.add(id.text);
         }
         const perLine = new Map<number, number>();

@@ -1,6 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
+import type { SyntaxNode } from '../../../src/engine/types.js';
 
 export default defineCheck({
   id: 'luisa/one-warp-block',
@@ -26,7 +27,12 @@ export default defineCheck({
           const bs = b.blockSize;
           if (!bs || bs.product !== 32 || b.kind === 'Callable') continue;
           // A pinned sub-32 warp (set_warp_size(16u)) makes a 32-thread block hold several warps.
-          if (b.warpSize?.value != null && b.warpSize.value < 32) continue;
+          // So does a width chosen at run time (`set_warp_size(static_cast<uint8_t>(width))` on the SIMD backend).
+          if (b.warpSize && (b.warpSize.value == null || b.warpSize.value < 32)) continue;
+          // Every launch is a single block (`dispatch(32u)`): the problem is one warp wide, not the block.
+          const launches = m.dispatches.filter((d) => d.kernel?.node.id === b.node.id);
+          const threads = (args: readonly SyntaxNode[]): number | null => args.reduce<number | null>((acc, a) => { const v = m.constValue(a); return acc === null || v === null ? null : acc * v; }, 1);
+          if (launches.length && launches.every((d) => { const t = threads(d.args); return t !== null && t <= 32; })) continue;
           // Lane-indexed Shared<T> still does the cross-lane work: luisa/lane-local-shared-to-warp comes first (000 §3.8).
           if (b.shared.some((s) => m.sharedAccesses(s).some((a) => m.laneDependent(a.index)))) continue;
           const twoD = (b.dims ?? 1) >= 2 || bs.dims[1] !== 1;

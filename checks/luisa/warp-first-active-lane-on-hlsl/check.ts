@@ -8,6 +8,9 @@ const isCallTo = (n: SyntaxNode | null, name: string): boolean => {
   return u?.type === 'call_expression' && u.childForFieldName('function')?.text === name && (u.childForFieldName('arguments')?.namedChildren.length ?? 0) === 0;
 };
 
+const OTHER_BACKEND = /(^|[/_.-])(metal|cuda|hip|vk|vulkan|fallback|ispc|simd)([/_.-]|$)/i;
+const DX_PATH = /(^|[/_.-])(dx|hlsl|d3d\w*|directx|dml)([/_.-]|$)/i;
+
 export default defineCheck({
   id: 'luisa/warp-first-active-lane-on-hlsl',
   pass: 3,
@@ -28,6 +31,8 @@ export default defineCheck({
         const backends = ctx.config.luisa.backends;
         if (backends && !backends.includes('dx')) return;
         const m = ctx.get(luisaModel);
+        // A backend-specific file (`test_metal_xir_air.cpp`, `cuda/…`) never compiles through the HLSL codegen.
+        if (OTHER_BACKEND.test(m.source.path) && !DX_PATH.test(m.source.path)) return;
         for (const c of m.callsNamed('warp_first_active_lane')) {
           if (c.receiver || !m.inDeviceCode(c.node)) continue;
           // `warp_lane_id() == warp_first_active_lane()` is exactly warp_is_first_active_lane().
