@@ -9,6 +9,7 @@ import { isSuppressed, scanSuppressions } from './engine/suppress.js';
 import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
+import { workerLanes } from './engine/pool.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
@@ -25,6 +26,11 @@ export interface ReviewOptions {
   scope?: Scope;
   readFile?: FileReader;
   checks?: readonly CheckDef[];
+  /**
+   * Worker threads besides the main thread for large reviews (src/engine/pool.ts); default: one
+   * fewer than the cores, at most 3. GPU_REVIEW_WORKERS overrides it.
+   */
+  workers?: number;
   /** Called after each file (1-based index). */
   onProgress?: (index: number, total: number, path: string) => void;
 }
@@ -68,42 +74,99 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const errors: ReviewError[] = [];
   const fileLines = new Map<string, Array<string | undefined>>();
 
-  let index = 0;
   const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
-  for (const file of diff.files) {
-    opts.onProgress?.(++index, diff.files.length, file.path);
-    // Trees are freed by native finalizers, which only run once the event loop turns.
-    await new Promise<void>((r) => setImmediate(r));
-    const report: FileReport = { path: file.path, language: null, parseCoverage: 1, sources: [], findings: 0 };
-    files.push(report);
-    const skip = (reason: string) => {
-      report.skipped = reason;
-    };
-    if (file.status === 'deleted') { skip('deleted'); continue; }
-    if (file.binary) { skip('binary file'); continue; }
-    if (file.modeOnly) { skip('mode change only'); continue; }
-    if (include && !include(file.path)) { skip('not matched by config "include"'); continue; }
-    if (exclude && exclude(file.path)) { skip('matched by config "exclude"'); continue; }
-    if (file.problem) { skip(file.problem); continue; }
-    if (performance.now() > reviewDeadline) { skip(`review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`); continue; }
-    try {
-      const got = await reviewFile(file, opts.readFile, config, checks, errors);
-      if (got.skipped) { skip(got.skipped); report.language = got.language; continue; }
-      report.language = got.language;
-      report.sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
-      const total = got.sources.reduce((a, s) => a + s.text.length, 0);
-      report.parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
-      fileLines.set(file.path, got.lines);
-      const annotated = annotate(got.findings, file, scope);
-      report.findings = annotated.length;
-      findings.push(...annotated);
-    } catch (e) {
-      skip(e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`);
-      if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
+  const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
+  const done: Array<FileDone | null> = diff.files.map(() => null);
+  files.push(...reports);
+  let next = 0;
+  let index = 0;
+  /**
+   * One lane takes the next file in diff order until none is left. The main thread is one lane;
+   * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
+   * parallel. Results are merged in diff order, so the output does not depend on who ran what.
+   */
+  const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
+    while (next < diff.files.length) {
+      const i = next++;
+      const file = diff.files[i];
+      opts.onProgress?.(++index, diff.files.length, file.path);
+      // Trees are freed by native finalizers, which only run once the event loop turns.
+      await new Promise<void>((r) => setImmediate(r));
+      const reason = skipReason(file, include, exclude, reviewDeadline, config);
+      if (reason) {
+        reports[i].skipped = reason;
+        continue;
+      }
+      try {
+        const content = opts.readFile ? await opts.readFile(file.path) : null;
+        done[i] = run ? await run(file, content) : reviewFileContent(file, content, config, checks, scope);
+      } catch (e) {
+        done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+      }
     }
+  };
+  await Promise.all([lane(null), ...workerLanes(opts, diff, checks, scope, (f, c) => reviewFileContent(f, c, config, checks, scope)).map((run) => lane(run))]);
+  for (let i = 0; i < diff.files.length; i++) {
+    const d = done[i];
+    if (!d) continue;
+    const report = reports[i];
+    errors.push(...d.errors);
+    report.language = d.language;
+    if (d.skipped) {
+      report.skipped = d.skipped;
+      continue;
+    }
+    report.sources = d.sources;
+    report.parseCoverage = d.parseCoverage;
+    fileLines.set(report.path, d.lines ?? []);
+    report.findings = d.findings.length;
+    findings.push(...d.findings);
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
   return { result: { findings, files, errors }, diff, fileLines };
+}
+
+function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
+  if (file.status === 'deleted') return 'deleted';
+  if (file.binary) return 'binary file';
+  if (file.modeOnly) return 'mode change only';
+  if (include && !include(file.path)) return 'not matched by config "include"';
+  if (exclude && exclude(file.path)) return 'matched by config "exclude"';
+  if (file.problem) return file.problem;
+  if (performance.now() > reviewDeadline) return `review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`;
+  return null;
+}
+
+/** What one file contributes to the review: plain data, so a worker thread can send it back. */
+export interface FileDone {
+  language: Language | null;
+  skipped?: string;
+  sources: FileReport['sources'];
+  parseCoverage: number;
+  lines?: Array<string | undefined>;
+  /** Annotated by the diff filter, in the order the review reports them. */
+  findings: Finding[];
+  errors: ReviewError[];
+}
+
+/**
+ * The per-file part of review() after the file was read (`content`: the post-change file, or null
+ * to review the diff hunks alone). Synchronous and self-contained, so it also runs in a worker.
+ */
+export function reviewFileContent(file: DiffFile, content: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], scope: Scope): FileDone {
+  const errors: ReviewError[] = [];
+  try {
+    const got = reviewFile(file, content, config, checks, errors);
+    if (got.skipped) return { language: got.language, skipped: got.skipped, sources: [], parseCoverage: 1, findings: [], errors };
+    const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
+    const total = got.sources.reduce((a, s) => a + s.text.length, 0);
+    const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
+    return { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+  } catch (e) {
+    if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
+    const skipped = e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`;
+    return { language: null, skipped, sources: [], parseCoverage: 1, findings: [], errors };
+  }
 }
 
 function round(x: number): number {
@@ -118,19 +181,16 @@ interface FileOutcome {
   lines: Array<string | undefined>;
 }
 
-async function reviewFile(file: DiffFile, readFile: FileReader | undefined, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[]): Promise<FileOutcome> {
+function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[]): FileOutcome {
   let full: string | null = null;
-  if (readFile) {
-    const got = await readFile(file.path);
-    if (got !== null) {
-      if (typeof got === 'string') full = got;
-      else {
-        if (got.length > config.limits.maxFileBytes) return tooLarge(got.length, config);
-        try {
-          full = utf8.decode(got);
-        } catch {
-          return { language: null, skipped: 'not valid UTF-8', sources: [], findings: [], lines: [] };
-        }
+  if (got !== null) {
+    if (typeof got === 'string') full = got;
+    else {
+      if (got.length > config.limits.maxFileBytes) return tooLarge(got.length, config);
+      try {
+        full = utf8.decode(got);
+      } catch {
+        return { language: null, skipped: 'not valid UTF-8', sources: [], findings: [], lines: [] };
       }
     }
   }

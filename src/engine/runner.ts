@@ -30,6 +30,29 @@ function enclosingFunction(n: SyntaxNode): string {
   return '<module>';
 }
 
+/**
+ * Opt-in per-rule timing (GPU_REVIEW_PROFILE_RULES=1): wall time of each check's visitors and
+ * 'source:exit' per source language, with shared analyses (ctx.get) timed on their own and not
+ * charged to the check that happened to ask first. Printed as a table when the process exits.
+ */
+const PROFILE_RULES = process.env.GPU_REVIEW_PROFILE_RULES === '1';
+const ruleTimes = new Map<string, { ms: number; calls: number }>();
+let analysisMs = 0;
+function addTime(key: string, ms: number): void {
+  const t = ruleTimes.get(key) ?? { ms: 0, calls: 0 };
+  t.ms += ms;
+  t.calls++;
+  ruleTimes.set(key, t);
+}
+if (PROFILE_RULES) {
+  process.on('exit', () => {
+    const rows = [...ruleTimes.entries()].sort((a, b) => b[1].ms - a[1].ms);
+    const total = rows.reduce((a, [, v]) => a + v.ms, 0);
+    process.stderr.write(`\nper-rule time (GPU_REVIEW_PROFILE_RULES), ${total.toFixed(0)} ms in checks and analyses:\n`);
+    for (const [k, v] of rows.slice(0, 60)) process.stderr.write(`${v.ms.toFixed(1).padStart(10)} ms ${v.calls.toString().padStart(8)}  ${k}\n`);
+  });
+}
+
 function overlapsError(s: Source, start: number, end: number): boolean {
   for (const [a, b] of s.errorRanges) if (a < Math.max(end, start + 1) && start < b) return true;
   return false;
@@ -58,7 +81,20 @@ export function runChecks(
       source,
       config,
       get<T>(a: Analysis<T>): T {
-        if (!memo.has(a.name)) memo.set(a.name, a.compute(source, config));
+        if (!memo.has(a.name)) {
+          if (!PROFILE_RULES) memo.set(a.name, a.compute(source, config));
+          else {
+            const t0 = performance.now();
+            const before = analysisMs;
+            try {
+              memo.set(a.name, a.compute(source, config));
+            } finally {
+              const own = performance.now() - t0 - (analysisMs - before);
+              addTime(`analysis ${a.name} [${source.language}]`, own);
+              analysisMs = before + (performance.now() - t0);
+            }
+          }
+        }
         return memo.get(a.name) as T;
       },
       linesOf(from: SyntaxNode, to?: SyntaxNode): string {
@@ -98,7 +134,16 @@ export function runChecks(
       return;
     }
     try {
-      run();
+      if (!PROFILE_RULES) run();
+      else {
+        const t0 = performance.now();
+        const before = analysisMs;
+        try {
+          run();
+        } finally {
+          addTime(`${check.id} [${source.language}]`, performance.now() - t0 - (analysisMs - before));
+        }
+      }
     } catch (e) {
       failed.add(check.id);
       errors.push({ path: source.path, message: `check ${check.id} failed on ${source.label}: ${(e as Error).message}` });

@@ -1,5 +1,34 @@
+import { createRequire } from 'node:module';
 import Parser from 'tree-sitter';
 import Python from 'tree-sitter-python';
+import { installMirror, setFieldNameSource, verifyTree } from './tree-mirror.js';
+
+/*
+ * Preferred: the tree mirror (tree-mirror.ts), which serves node access from typed arrays built by
+ * one cursor walk per tree. It is installed only if it agrees with the native binding on a sample
+ * tree (every node: id, type, range, positions, parent, children, fields); otherwise the memoizing
+ * patches below are used. GPU_REVIEW_TREE_MIRROR=0 switches the mirror off.
+ */
+function mirrorHolds(): boolean {
+  try {
+    const require = createRequire(import.meta.url);
+    const dir = require.resolve('tree-sitter/package.json').replace(/package\.json$/, '');
+    const binding = createRequire(dir + 'index.js')('node-gyp-build')(dir) as { getNodeFieldNamesById(l: unknown): string[] };
+    setFieldNameSource((l) => binding.getNodeFieldNamesById(l));
+  } catch {
+    // field names then come from the sample tree itself
+  }
+  try {
+    const p = new Parser();
+    p.setLanguage(Python as Parser.Language);
+    const tree = p.parse('é = "ü😀"\ndef f(x, *a, k=1):\n    """doc"""\n    return [y for y in x if y]  # c\nclass C(B):\n    def g(self): pass\nif (\n');
+    return verifyTree(tree) === null;
+  } catch {
+    return false;
+  }
+}
+export const mirrorInstalled = process.env.GPU_REVIEW_TREE_MIRROR !== '0' && mirrorHolds();
+if (mirrorInstalled) installMirror();
 
 /**
  * Speed-ups for the tree-sitter 0.25 Node bindings, which every check leans on.
@@ -45,14 +74,14 @@ function layoutHolds(): boolean {
   }
 }
 
-const fast = layoutHolds();
+const fast = !mirrorInstalled && layoutHolds();
 if (fast) {
   Object.defineProperty(proto, 'id', { configurable: true, get: fastId });
   Object.defineProperty(proto, 'startIndex', { configurable: true, get: fastStart });
 }
 
 const parentCache = new WeakMap<object, Map<number, Parser.SyntaxNode | null>>();
-if (nativeParent) {
+if (nativeParent && !mirrorInstalled) {
   Object.defineProperty(proto, 'parent', {
     configurable: true,
     get(this: Parser.SyntaxNode) {

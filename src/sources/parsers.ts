@@ -6,7 +6,8 @@ import type { SyntaxNode, Tree } from '../engine/types.js';
 
 export type Grammar = 'cuda' | 'cpp' | 'python';
 
-import './node-patches.js';
+import { mirrorInstalled } from './node-patches.js';
+import { errorNodeRanges } from './tree-mirror.js';
 
 const require = createRequire(import.meta.url);
 
@@ -72,8 +73,8 @@ export function parseText(g: Grammar, text: string, timeoutMs: number): Tree {
 
 /** ERROR and MISSING regions, and the share of text outside them. */
 export function errorRegions(root: SyntaxNode, length: number): { ranges: Array<[number, number]>; coverage: number } {
-  const ranges: Array<[number, number]> = [];
-  if (root.hasError) {
+  const ranges: Array<[number, number]> = mirrorInstalled ? errorNodeRanges(root) : [];
+  if (!mirrorInstalled && root.hasError) {
     const cursor = root.walk();
     let done = false;
     while (!done) {

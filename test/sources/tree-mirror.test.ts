@@ -1,0 +1,65 @@
+import Parser from 'tree-sitter';
+import Cpp from 'tree-sitter-cpp';
+import Cuda from 'tree-sitter-cuda';
+import Python from 'tree-sitter-python';
+import { describe, expect, it } from 'vitest';
+import { mirrorInstalled } from '../../src/sources/node-patches.js';
+import { errorRegions } from '../../src/sources/parsers.js';
+import { verifyTree } from '../../src/sources/tree-mirror.js';
+
+function parser(lang: unknown): Parser {
+  const p = new Parser();
+  p.setLanguage(lang as Parser.Language);
+  return p;
+}
+const py = parser(Python);
+const cuda = parser(Cuda);
+const cpp = parser(Cpp);
+
+const PY = 'é = "ü😀"\nimport cupy as cp\n@dec\ndef f(x, *a, k=1, **kw) -> int:\n    """doc"""\n    for i in range(3):\n        y = cp.asnumpy(x[i]) if i else None  # c\n    return [z for z in x if z]\nclass C(B):\n    async def g(self): await h(lambda q: q + 1)\n';
+const CU = '// 😀 comment\ntemplate <typename T>\n__global__ void __launch_bounds__(256) k(const T* __restrict__ x, T* y, int n) {\n  __shared__ float s[256];\n  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) { y[i] = x[i] * 2; }\n  if (threadIdx.x == 0) atomicAdd(&y[0], s[0]);\n}\nvoid host(float* d, cudaStream_t st) { k<float><<<1, 256, 0, st>>>(d, d, 4); cudaMemcpyAsync(d, d, 4, cudaMemcpyDeviceToHost, st); }\n';
+const BROKEN = 'int f( {\n  return x +;\n}\nstruct S { int a\n};\n';
+
+describe('tree mirror', () => {
+  it('is installed (the load-time self-check passed)', () => {
+    expect(mirrorInstalled).toBe(true);
+  });
+
+  it('answers like the native binding on every node: ids, types, ranges, positions, parents, children, fields', () => {
+    for (const [p, src] of [
+      [py, PY],
+      [cuda, CU],
+      [cpp, CU],
+      [cpp, BROKEN],
+      [cuda, BROKEN],
+      [py, 'def f(:\n  x = (1,\n'],
+    ] as const) {
+      expect(verifyTree(p.parse(src)), src).toBeNull();
+    }
+  });
+
+  it('hands out one object per node, whichever way it is reached', () => {
+    const tree = py.parse(PY);
+    const root = tree.rootNode;
+    expect(tree.rootNode).toBe(root);
+    const call = root.descendantsOfType('call')[0];
+    expect(call.parent?.children).toContain(call);
+    expect(call.childForFieldName('function')?.parent).toBe(call);
+    const cursor = root.walk();
+    cursor.gotoFirstChild();
+    expect(cursor.currentNode).toBe(root.firstChild);
+    expect(root.descendantForIndex(call.startIndex, call.endIndex)).toBe(call);
+    expect(call.descendantsOfType('identifier')).toEqual(call.descendantsOfType(['identifier', 'identifier']));
+    expect(new Set(root.descendantsOfType(['identifier', 'call']).map((n) => n.id)).size).toBe(root.descendantsOfType(['identifier', 'call']).length);
+  });
+
+  it('finds ERROR and MISSING regions', () => {
+    const text = BROKEN;
+    const tree = cpp.parse(text);
+    const { ranges, coverage } = errorRegions(tree.rootNode, text.length);
+    expect(ranges.length).toBeGreaterThan(0);
+    expect(coverage).toBeLessThan(1);
+    expect(tree.rootNode.hasError).toBe(true);
+    expect(errorRegions(cpp.parse('int f() { return 1; }\n').rootNode, 22)).toEqual({ ranges: [], coverage: 1 });
+  });
+});
