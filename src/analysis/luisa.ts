@@ -1003,3 +1003,24 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
 function contains(a: SyntaxNode, b: SyntaxNode): boolean {
   return a.startIndex <= b.startIndex && b.endIndex <= a.endIndex;
 }
+
+/**
+ * A condition that lets only one thread (or one lane per warp) through: `thread_x() == 0u`,
+ * `warp_lane_id() == 0u`, `warp_is_first_active_lane()`; any `||` alternative lets more through.
+ */
+export function selectsFewThreads(m: LuisaModel, cond: SyntaxNode | null): boolean {
+  if (!cond) return false;
+  const stack = [cond];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'call_expression' && /^warp_is_first_active_lane\s*\(/.test(n.text)) return true;
+    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '==') {
+      const l = n.childForFieldName('left');
+      const r = n.childForFieldName('right');
+      if ((m.constValue(r) !== null && m.laneDependent(l)) || (m.constValue(l) !== null && m.laneDependent(r))) return true;
+    }
+    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '||') continue;
+    stack.push(...n.namedChildren);
+  }
+  return false;
+}

@@ -1,4 +1,4 @@
-import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
+import { luisaModel, type LuisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -14,27 +14,6 @@ const AGGREGATE: Record<string, string> = {
   fetch_xor: 'warp_active_bit_xor',
 };
 
-/**
- * A condition that lets through one lane per warp or one thread of the block
- * (`warp_is_first_active_lane()`, `warp_lane_id() == 0u`, `thread_x() == 0u`): the atomic is
- * already issued once per warp or per block, not by every thread.
- */
-function selectsFew(m: LuisaModel, cond: SyntaxNode | null): boolean {
-  if (!cond) return false;
-  const stack = [cond];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === 'call_expression' && /^warp_is_first_active_lane\s*\(/.test(n.text)) return true;
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '==') {
-      const l = n.childForFieldName('left');
-      const r = n.childForFieldName('right');
-      if ((m.constValue(r) !== null && m.laneDependent(l)) || (m.constValue(l) !== null && m.laneDependent(r))) return true;
-    }
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '||') continue;
-    stack.push(...n.namedChildren);
-  }
-  return false;
-}
 
 /** The operand already is a warp aggregate (`fetch_add(warp_active_sum(x))`, or a local holding one). */
 function preAggregated(m: LuisaModel, operand: SyntaxNode | undefined): boolean {
@@ -77,7 +56,7 @@ export default defineCheck({
             // The returned old value is each thread's own slot (queue append, 000 §4.3): a warp
             // collective would need warp_prefix_count_bits to hand out slots.
             if (fetch.parent?.type !== 'expression_statement') continue;
-            if (m.deviceBranchesAround(fetch).some((b) => !b.inElse && selectsFew(m, b.condition))) continue;
+            if (m.deviceBranchesAround(fetch).some((b) => !b.inElse && selectsFewThreads(m, b.condition))) continue;
             const operand = fetch.childForFieldName('arguments')?.namedChildren[0];
             if (preAggregated(m, operand)) continue;
             const block = m.kernelOf(fetch)?.blockSize?.product ?? null;

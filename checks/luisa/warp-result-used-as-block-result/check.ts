@@ -1,4 +1,4 @@
-import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
+import { luisaModel, type LuisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -6,27 +6,6 @@ import type { SyntaxNode } from '../../../src/engine/types.js';
 const ALL_REDUCE = /^warp_active_(sum|product|min|max|bit_and|bit_or|bit_xor|count_bits|all|any)$/;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/**
- * The condition lets one thread of the block through (`thread_x() == 0u`), or one lane per warp
- * (`warp_is_first_active_lane()`, `warp_lane_id() == 0u`) — with a block-uniform index every warp
- * then overwrites the same slot.
- */
-function selectsOne(m: LuisaModel, cond: SyntaxNode | null): boolean {
-  if (!cond) return false;
-  const stack = [cond];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === 'call_expression' && /^warp_is_first_active_lane\s*\(/.test(n.text)) return true;
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '==') {
-      const l = n.childForFieldName('left');
-      const r = n.childForFieldName('right');
-      if ((m.constValue(r) !== null && m.laneDependent(l)) || (m.constValue(l) !== null && m.laneDependent(r))) return true;
-    }
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '||') continue;
-    stack.push(...n.namedChildren);
-  }
-  return false;
-}
 
 /** `thread_x() < num_warps` / `tid < 32u`: only the first warp(s) of the block run the collective. */
 function firstWarps(m: LuisaModel, cond: SyntaxNode | null, width: number): boolean {
@@ -96,7 +75,7 @@ export default defineCheck({
               if (!direct && (!valueRe || w.node.startIndex < c.node.endIndex || !valueRe.test(value.text))) continue;
               const idx = unparen(w.args[0]);
               if (!idx || m.laneDependent(idx)) continue;
-              if (!m.deviceBranchesAround(w.node).some((b) => !b.inElse && selectsOne(m, b.condition))) continue;
+              if (!m.deviceBranchesAround(w.node).some((b) => !b.inElse && selectsFewThreads(m, b.condition))) continue;
               // The partial went through shared memory first (`part[wid] = t;`): a two-level reduction.
               if (!direct && name && sharedRe) {
                 const between = m.source.text.slice(c.node.endIndex, w.node.startIndex);
