@@ -13,13 +13,21 @@ import { applyFixes, fixturePath, listFiles, parseMarkers, read, reviewText } fr
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * Fixtures under test/fixtures/shared/ hold markers for several rules (one realistic file that
+ * several checks must judge); each is run for every rule it marks, as if it sat in that rule's folder.
+ */
+const sharedDir = join(root, 'test', 'fixtures', 'shared');
+const shared = existsSync(sharedDir) ? listFiles(sharedDir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md')) : [];
+const sharedMarked = new Map(shared.map((f) => [f, new Set(parseMarkers(read(f)).map((m) => m.rule))]));
+
 for (const check of CHECKS) {
   const dir = join(root, 'checks', check.id, 'fixtures');
   if (!existsSync(dir)) continue;
-  const fixtures = listFiles(dir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md'));
+  const own = listFiles(dir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md'));
+  const fixtures = [...own.map((f) => ({ file: f, rel: relative(dir, f) })), ...shared.filter((f) => sharedMarked.get(f)!.has(check.id)).map((f) => ({ file: f, rel: relative(root, f) }))];
   describe(check.id, () => {
-    for (const file of fixtures) {
-      const rel = relative(dir, file);
+    for (const { file, rel } of fixtures) {
       it(`fixture ${rel}`, async () => {
         const text = read(file);
         const path = fixturePath(file, text, `src/${rel}`);
