@@ -1006,21 +1006,18 @@ function contains(a: SyntaxNode, b: SyntaxNode): boolean {
 
 /**
  * A condition that lets only one thread (or one lane per warp) through: `thread_x() == 0u`,
- * `warp_lane_id() == 0u`, `warp_is_first_active_lane()`; any `||` alternative lets more through.
+ * `warp_lane_id() == 0u`, `warp_is_first_active_lane()`, or a conjunction (`&&`, or the DSL's `&`)
+ * with one of them; an `||` alternative or a negation lets more through.
  */
 export function selectsFewThreads(m: LuisaModel, cond: SyntaxNode | null): boolean {
-  if (!cond) return false;
-  const stack = [cond];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === 'call_expression' && /^warp_is_first_active_lane\s*\(/.test(n.text)) return true;
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '==') {
-      const l = n.childForFieldName('left');
-      const r = n.childForFieldName('right');
-      if ((m.constValue(r) !== null && m.laneDependent(l)) || (m.constValue(l) !== null && m.laneDependent(r))) return true;
-    }
-    if (n.type === 'binary_expression' && n.childForFieldName('operator')?.type === '||') continue;
-    stack.push(...n.namedChildren);
-  }
-  return false;
+  const c = unparen(cond);
+  if (!c) return false;
+  if (c.type === 'call_expression' && c.childForFieldName('function')?.text === 'warp_is_first_active_lane') return true;
+  if (c.type !== 'binary_expression') return false;
+  const op = c.childForFieldName('operator')?.type;
+  const l = c.childForFieldName('left');
+  const r = c.childForFieldName('right');
+  if (op === '&&' || op === '&') return selectsFewThreads(m, l) || selectsFewThreads(m, r);
+  if (op !== '==') return false;
+  return (m.laneDependent(l) && m.constValue(r) !== null) || (m.laneDependent(r) && m.constValue(l) !== null);
 }

@@ -1,21 +1,8 @@
-import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
+import { luisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-/** `thread_x() == 0u`, `tid == 0u && …`, `warp_is_first_active_lane()`: one thread (or one per warp) runs it. */
-function singleThread(m: LuisaModel, cond: SyntaxNode | null): boolean {
-  const c = unparen(cond);
-  if (!c) return false;
-  if (c.type === 'call_expression' && c.childForFieldName('function')?.text === 'warp_is_first_active_lane') return true;
-  if (c.type !== 'binary_expression') return false;
-  const op = c.childForFieldName('operator')?.type;
-  const l = c.childForFieldName('left');
-  const r = c.childForFieldName('right');
-  if (op === '&&' || op === '&') return singleThread(m, l) || singleThread(m, r);
-  if (op !== '==') return false;
-  return (m.laneDependent(l) && m.constValue(r) !== null) || (m.laneDependent(r) && m.constValue(l) !== null);
-}
 
 /** `tile` of `tile[i]`, `tile`, `(*tile)[i]`. */
 function baseName(n: SyntaxNode | null): string | null {
@@ -48,7 +35,7 @@ export default defineCheck({
         const copies = m.callsNamed('async_copy').filter((c) => !c.receiver && m.inDeviceCode(c.node));
         for (const c of copies) {
           const code = quote(c.node);
-          const guard = m.deviceBranchesAround(c.node).find((b) => !b.inElse && singleThread(m, b.condition));
+          const guard = m.deviceBranchesAround(c.node).find((b) => !b.inElse && selectsFewThreads(m, b.condition));
           if (guard) {
             ctx.report({ node: c.node, messageId: 'single', data: { code, cond: quote(guard.condition!) }, fix: { description: 'Issue the copy from every thread (`async_copy(scope, tile[thread_x()], src + thread_x() * 4u, 4u, 1u, 4u, ev)`), then `pipeline_commit(); pipeline_wait_prior(0u); sync_block();`.' } });
             continue;

@@ -1,21 +1,7 @@
-import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
-import { quote, unparen } from '../../../src/analysis/syntax.js';
+import { luisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
+import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
 
-/** `thread_x() == 0u`, `warp_is_first_active_lane()`, `tid == 0u && pred`: one thread (or one per warp) runs it. */
-function singleThread(m: LuisaModel, cond: SyntaxNode | null): boolean {
-  const c = unparen(cond);
-  if (!c) return false;
-  if (c.type === 'call_expression' && /^warp_is_first_active_lane$/.test(c.childForFieldName('function')?.text ?? '')) return true;
-  if (c.type !== 'binary_expression') return false;
-  const op = c.childForFieldName('operator')?.type;
-  const l = c.childForFieldName('left');
-  const r = c.childForFieldName('right');
-  if (op === '&&' || op === '&') return singleThread(m, l) || singleThread(m, r);
-  if (op !== '==') return false;
-  return (m.laneDependent(l) && m.constValue(r) !== null) || (m.laneDependent(r) && m.constValue(l) !== null);
-}
 
 export default defineCheck({
   id: 'luisa/global-atomic-privatization',
@@ -50,7 +36,7 @@ export default defineCheck({
           if (!/^fetch_/.test(opName)) continue;
           // Scattered per-thread addresses (histogram bins) do not contend on one counter.
           if (m.laneDependent(c.args[0])) continue;
-          if (m.deviceBranchesAround(c.node).some((b) => !b.inElse && singleThread(m, b.condition))) continue;
+          if (m.deviceBranchesAround(c.node).some((b) => !b.inElse && selectsFewThreads(m, b.condition))) continue;
           const call = fe!.parent!;
           ctx.report({
             node: call,
