@@ -5,7 +5,7 @@ import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel, type Launch } from './cuda.js';
 import { memoized } from './python.js';
-import { calleePath, lastName } from './syntax.js';
+import { calleePath, lastName, oneLine } from './syntax.js';
 
 /**
  * Shared-memory facts of a CUDA source (a .cu file or a kernel string): every `__shared__`
@@ -556,6 +556,5 @@ export function describeCrossings(crossed: readonly GpuSpec[]): { gpu: string; l
 
 /** Code quoted in a message: one line, at most `max` characters, kernel-string placeholders shown as written (`{tile}`). */
 export function quoteCode(t: string, max = 70): string {
-  const one = t.replace(/__FMT_(\w+?)__/g, '{$1}').replace(/__FSTR_\d+__/g, '{…}').replace(/\s+/g, ' ').trim();
-  return one.length > max ? one.slice(0, max - 3) + '...' : one;
+  return oneLine(t.replace(/__FMT_(\w+?)__/g, '{$1}').replace(/__FSTR_\d+__/g, '{…}'), max);
 }

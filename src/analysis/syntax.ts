@@ -209,3 +209,9 @@ export function quote(n: SyntaxNode): string {
   const t = n.text.replace(/\s*\n\s*/g, ' ');
   return t.length > 60 ? t.slice(0, 57) + '...' : t;
 }
+
+/** Code text on one line (whitespace runs collapsed), cut to `max` characters for a message. */
+export function oneLine(t: string, max = 60): string {
+  const one = t.replace(/\s+/g, ' ').trim();
+  return one.length > max ? one.slice(0, max - 3) + '...' : one;
+}

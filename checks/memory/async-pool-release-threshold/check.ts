@@ -1,14 +1,10 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
 import { pythonModel } from '../../../src/analysis/python.js';
-import { calleePath, lastName, matchesVocab } from '../../../src/analysis/syntax.js';
+import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 const CU_FIX =
   'At pool setup: `cudaMemPool_t pool; cudaDeviceGetDefaultMemPool(&pool, dev); uint64_t keep = UINT64_MAX; cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);` (for a pool from `cudaMemPoolCreate`, set it on that pool). Keep the default only when other processes share the GPU.';
@@ -106,7 +102,7 @@ export default defineCheck({
         if ((lang !== 'cuda' && lang !== 'python') || !ctx.source.wholeFile) return;
         if (!mentions(ctx.source, ctx.config.vocab.async_alloc_calls)) return;
         const site = lang === 'cuda' ? checkCuda(ctx) : checkPython(ctx);
-        if (site) ctx.report({ node: site, messageId: 'threshold', data: { call: short(site.text) }, fix: { description: lang === 'cuda' ? CU_FIX : PY_FIX } });
+        if (site) ctx.report({ node: site, messageId: 'threshold', data: { call: oneLine(site.text) }, fix: { description: lang === 'cuda' ? CU_FIX : PY_FIX } });
       },
     };
   },

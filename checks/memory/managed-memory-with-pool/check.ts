@@ -1,14 +1,10 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
-import { calleePath, matchesVocab, pyArgs } from '../../../src/analysis/syntax.js';
+import { calleePath, matchesVocab, pyArgs, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 const FIX =
   'Keep one strategy per allocation class: drop managed memory from pooled paths (pool-backed `runtime.allocate` / `cudaMallocAsync` buffers, with explicit copies or prefetches where the host needs the data), or keep the managed buffers and do not pool them.';
@@ -199,10 +195,10 @@ export default defineCheck({
         const pool = pools.sort((a, b) => a.startIndex - b.startIndex)[0];
         for (const s of sites.sort((a, b) => a.node.startIndex - b.node.startIndex)) {
           if (s.poolOverManaged) {
-            ctx.report({ node: s.node, messageId: 'poolOverManaged', data: { code: short(s.node.text) }, fix: { description: FIX } });
+            ctx.report({ node: s.node, messageId: 'poolOverManaged', data: { code: oneLine(s.node.text) }, fix: { description: FIX } });
           } else if (pool) {
             const line = ctx.source.toFile(pool.startPosition.row, pool.startPosition.column)?.line ?? pool.startPosition.row + 1;
-            ctx.report({ node: s.node, messageId: 'mixed', data: { code: short(s.node.text), pool: short(pool.text), line }, fix: { description: FIX } });
+            ctx.report({ node: s.node, messageId: 'mixed', data: { code: oneLine(s.node.text), pool: oneLine(pool.text), line }, fix: { description: FIX } });
           }
         }
       },

@@ -1,7 +1,7 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { mentionNodes, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
-import { calleePath, lastName, matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { calleePath, lastName, matchesVocab, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -10,10 +10,6 @@ const MAX_FRACTION = 0.9;
 const MIN_RESERVE = 200 * 2 ** 20;
 const GIB = 2 ** 30;
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 const pct = (f: number) => `${Math.round(f * 100)} %`;
 const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
 
@@ -283,7 +279,7 @@ function report(ctx: CheckContext, node: SyntaxNode, detail: string, fix?: FixSp
   ctx.report({
     node,
     messageId: 'fullVram',
-    data: { code: short(node.text), detail },
+    data: { code: oneLine(node.text), detail },
     fix: fix ?? { description: 'Size the pool from the total minus a context reserve: at most 90 % of device memory (start near 75 %), or `total - 512 MiB`; with CuPy, `set_limit(fraction=0.9)`.' },
   });
 }

@@ -2,14 +2,10 @@ import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
-import { calleePath, lastName, matchesVocab } from '../../../src/analysis/syntax.js';
+import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 /** A module whose file name says it implements an allocator: `allocator.py`, `caching_allocator.cu`, `mempool.cu`, `arena.cu`. */
 const ALLOCATOR_FILE = /(^|[_.-]|[a-z](?=[A-Z]))([Aa]llocators?|[Mm]em(ory)?[_-]?[Pp]ool|[Mm]emory[_-]?[Rr]esource|[Aa]rena)([_.-]|$)/;
@@ -78,7 +74,7 @@ function checkPython(ctx: CheckContext): void {
     if ((m.hotPath(call) && !onceGuarded(call)) || m.debugGated(call)) continue;
     hooked ??= hookedNames(ctx, m);
     if (pyInAllocator(ctx, m, call, hooked)) continue;
-    ctx.report({ node: call, messageId: 'raw', data: { call: short(call.text) }, fix: { description: PY_FIX } });
+    ctx.report({ node: call, messageId: 'raw', data: { call: oneLine(call.text) }, fix: { description: PY_FIX } });
   }
 }
 
@@ -131,7 +127,7 @@ function checkCuda(ctx: CheckContext): void {
       const owner = ownerClass(fn.node);
       if (owner && allocators.has(owner)) continue;
     }
-    ctx.report({ node: c.node, messageId: 'raw', data: { call: short(c.node.text) }, fix: { description: CU_FIX } });
+    ctx.report({ node: c.node, messageId: 'raw', data: { call: oneLine(c.node.text) }, fix: { description: CU_FIX } });
   }
 }
 

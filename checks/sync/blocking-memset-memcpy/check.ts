@@ -2,14 +2,10 @@ import { cudaModel, type ApiCall, type CudaModel } from '../../../src/analysis/c
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/analysis/streams.js';
-import { lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { lastName, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 type Direction = 'memset' | 'h2d' | 'd2h' | 'd2d' | 'unknown';
 
@@ -93,7 +89,7 @@ function checkCuda(ctx: CheckContext): void {
       if (!later) continue;
     }
     const fix = asyncFix(ctx, m, c, dir) ?? { description: judgment(c.name, dir) };
-    ctx.report({ node: c.node, messageId, data: { call: short(c.node.text), async: asyncName(c.name), stream }, fix });
+    ctx.report({ node: c.node, messageId, data: { call: oneLine(c.node.text), async: asyncName(c.name), stream }, fix });
   }
 }
 
@@ -128,7 +124,7 @@ function checkPython(ctx: CheckContext): void {
       const later = m.gpuOps.some((o) => (o.node.startIndex > call.endIndex || (loop && loop.startIndex <= o.node.startIndex && o.node.endIndex <= loop.endIndex)) && inScope(o.node));
       if (!later) continue;
     }
-    ctx.report({ node: call, messageId, data: { call: short(call.text), async: asyncName(name), stream }, fix: { description: judgment(name, dir) } });
+    ctx.report({ node: call, messageId, data: { call: oneLine(call.text), async: asyncName(name), stream }, fix: { description: judgment(name, dir) } });
   }
 }
 

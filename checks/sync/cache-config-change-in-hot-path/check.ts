@@ -1,14 +1,10 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
-import { pyArgs } from '../../../src/analysis/syntax.js';
+import { pyArgs, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 const FIX = 'Move the call to initialization (module import, a setup function, or a helper guarded by a "configured" flag / std::call_once) so the configuration is set once per kernel.';
 
@@ -24,7 +20,7 @@ function checkCuda(ctx: CheckContext): void {
   ].sort((a, b) => a.node.startIndex - b.node.startIndex);
   for (const c of calls) {
     if (!m.hotPath(c.node) || m.debugGated(c.node) || onceGuarded(c.node)) continue;
-    ctx.report({ node: c.node, messageId: 'configChange', data: { call: short(c.node.text) }, fix: { description: FIX } });
+    ctx.report({ node: c.node, messageId: 'configChange', data: { call: oneLine(c.node.text) }, fix: { description: FIX } });
   }
 }
 
@@ -53,7 +49,7 @@ function checkPython(ctx: CheckContext): void {
   hits.sort((a, b) => a.startIndex - b.startIndex);
   for (const n of hits) {
     if (!m.hotPath(n) || m.debugGated(n) || onceGuarded(n)) continue;
-    ctx.report({ node: n, messageId: 'configChange', data: { call: short(n.text) }, fix: { description: FIX } });
+    ctx.report({ node: n, messageId: 'configChange', data: { call: oneLine(n.text) }, fix: { description: FIX } });
   }
 }
 

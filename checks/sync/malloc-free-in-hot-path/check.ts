@@ -1,3 +1,4 @@
+import { oneLine } from '../../../src/analysis/syntax.js';
 import { cudaModel, type ApiCall, type CudaModel } from '../../../src/analysis/cuda.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
@@ -6,10 +7,6 @@ import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 const JUDGMENT = 'Allocate from a pool instead: `cudaMallocAsync(&p, n, stream)` … `cudaFreeAsync(p, stream)` (stream-ordered; set the pool release threshold to UINT64_MAX so memory persists across syncs), or allocate once outside the loop and reuse the buffer.';
 const PY_JUDGMENT = 'Allocate from the CuPy pool (`runtime.allocate(...)`, `cp.empty(...)`, `cp.cuda.alloc(nbytes)`), or allocate once outside the loop and reuse the buffer.';
@@ -79,7 +76,7 @@ function checkCuda(ctx: CheckContext): void {
   const hits = m.callsMatching(vocab.alloc_calls).filter((c) => hot(c.node));
   const fixes = asyncFixes(ctx, m, hits);
   for (const c of hits) {
-    ctx.report({ node: c.node, messageId: 'raw', data: { call: short(c.node.text) }, fix: fixes.get(c.node.id) ?? { description: JUDGMENT } });
+    ctx.report({ node: c.node, messageId: 'raw', data: { call: oneLine(c.node.text) }, fix: fixes.get(c.node.id) ?? { description: JUDGMENT } });
   }
   // RAII wrappers: constructing one runs its constructor's cudaMalloc (and, at scope exit, its cudaFree).
   const wrappers = allocatingTypes(m, vocab.alloc_calls);
@@ -92,7 +89,7 @@ function checkCuda(ctx: CheckContext): void {
     ctx.report({
       node: k.node,
       messageId: 'wrapper',
-      data: { code: short(k.node.text), api: via ? via.name : 'cudaMalloc', owner: via ? `the ${k.type} constructor` : `${k.type}'s default allocator` },
+      data: { code: oneLine(k.node.text), api: via ? via.name : 'cudaMalloc', owner: via ? `the ${k.type} constructor` : `${k.type}'s default allocator` },
       fix: { description: `Construct the buffer once outside the loop and reuse it, or give ${k.type} a pool-backed (stream-ordered) allocator.` },
     });
   }
@@ -104,7 +101,7 @@ function checkPython(ctx: CheckContext): void {
   for (const call of ctx.source.root.descendantsOfType('call')) {
     if (!m.callMatches(call, vocab.alloc_calls)) continue;
     if (!m.hotPath(call) || m.debugGated(call) || onceGuarded(call)) continue;
-    ctx.report({ node: call, messageId: 'raw', data: { call: short(call.text) }, fix: { description: PY_JUDGMENT } });
+    ctx.report({ node: call, messageId: 'raw', data: { call: oneLine(call.text) }, fix: { description: PY_JUDGMENT } });
   }
 }
 

@@ -2,14 +2,10 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { allocatingTypes, constructionsOf } from '../../../src/analysis/raii.js';
-import { lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
+import { lastName, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
-const short = (t: string) => {
-  const one = t.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? one.slice(0, 57) + '...' : one;
-};
 
 const HOIST = 'Allocate the pinned staging buffer once (at setup, sized for the largest chunk) and reuse it; copy each chunk into a slice of it.';
 
@@ -18,12 +14,12 @@ function checkCuda(ctx: CheckContext): void {
   const vocab = ctx.config.vocab.pinned_alloc_calls;
   const hot = (n: SyntaxNode) => m.hotPath(n) && !m.debugGated(n) && !onceGuarded(n);
   for (const c of m.callsMatching(vocab)) {
-    if (hot(c.node)) ctx.report({ node: c.node, messageId: 'pinned', data: { call: short(c.node.text) }, fix: { description: HOIST } });
+    if (hot(c.node)) ctx.report({ node: c.node, messageId: 'pinned', data: { call: oneLine(c.node.text) }, fix: { description: HOIST } });
   }
   const wrappers = allocatingTypes(m, vocab);
   for (const k of constructionsOf(m, new Set(wrappers.keys()))) {
     if (!hot(k.node)) continue;
-    ctx.report({ node: k.node, messageId: 'wrapper', data: { code: short(k.node.text), api: wrappers.get(k.type)!.name, type: k.type }, fix: { description: HOIST } });
+    ctx.report({ node: k.node, messageId: 'wrapper', data: { code: oneLine(k.node.text), api: wrappers.get(k.type)!.name, type: k.type }, fix: { description: HOIST } });
   }
 }
 
@@ -92,10 +88,10 @@ function checkPython(ctx: CheckContext): void {
       // CuPy's default PinnedMemoryPool serves a repeated size from its free list without a CUDA call.
       const size = unparen(sizeArg(call, lastName(m.callPath(call)) ?? ''));
       if (!size || !sizeVaries(m, call, size)) continue;
-      ctx.report({ node: call, messageId: 'pooledVarying', data: { call: short(call.text) }, fix: { description: HOIST } });
+      ctx.report({ node: call, messageId: 'pooledVarying', data: { call: oneLine(call.text) }, fix: { description: HOIST } });
       continue;
     }
-    ctx.report({ node: call, messageId: 'pinned', data: { call: short(call.text) }, fix: { description: HOIST } });
+    ctx.report({ node: call, messageId: 'pinned', data: { call: oneLine(call.text) }, fix: { description: HOIST } });
   }
 }
 
