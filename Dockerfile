@@ -9,6 +9,11 @@ COPY scripts ./scripts
 # --ignore-scripts: `prepare` would build before the sources are copied. tree-sitter and its
 # grammars then load their bundled prebuilt binaries (node-gyp-build), so no compiler is needed.
 RUN npm ci --ignore-scripts
+# The tree mirror's native walker (native/mirror.c): optional, the review falls back to a slower JS
+# walk without it. Built against the node image's own headers (/usr/local/include/node).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY native ./native
+RUN node scripts/build-native.mjs && mkdir -p native/build/Release
 COPY src ./src
 COPY checks ./checks
 COPY bench ./bench
@@ -27,6 +32,7 @@ ENV NODE_ENV=production \
     LOG_LEVEL=info
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/native/build/Release ./native/build/Release
 COPY --chown=root:root package.json ./
 # Rule documentation for `gpu-review explain`.
 COPY --from=build --chown=root:root /app/checks ./checks

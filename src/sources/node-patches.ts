@@ -1,14 +1,46 @@
 import { createRequire } from 'node:module';
 import Parser from 'tree-sitter';
 import Python from 'tree-sitter-python';
-import { installMirror, setFieldNameSource, verifyTree } from './tree-mirror.js';
+import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type NativeWalker } from './tree-mirror.js';
 
 /*
  * Preferred: the tree mirror (tree-mirror.ts), which serves node access from typed arrays built by
- * one cursor walk per tree. It is installed only if it agrees with the native binding on a sample
- * tree (every node: id, type, range, positions, parent, children, fields); otherwise the memoizing
+ * one walk per tree. It is installed only if it agrees with the native binding on a sample tree
+ * (every node: id, type, range, positions, parent, children, fields); otherwise the memoizing
  * patches below are used. GPU_REVIEW_TREE_MIRROR=0 switches the mirror off.
+ *
+ * The arrays come from the native walker (native/mirror.c, compiled by `npm ci` where a C compiler
+ * and node-gyp work) in one call per tree, or else from a TreeCursor walk in JS, which costs about as
+ * much as the parse. The native walker is used only if it too agrees with the binding on the sample
+ * tree; GPU_REVIEW_NATIVE=0 switches it off.
  */
+function loadNativeWalker(): NativeWalker | null {
+  if (process.env.GPU_REVIEW_NATIVE === '0') return null;
+  const require = createRequire(import.meta.url);
+  // From src/sources (vitest) or dist/src/sources (the build): the addon is <root>/native/build/Release.
+  for (const rel of ['../../native/build/Release/gpu_review_native.node', '../../../native/build/Release/gpu_review_native.node']) {
+    try {
+      const m = require(rel) as Partial<NativeWalker>;
+      if (typeof m.walk === 'function' && typeof m.language === 'function') return m as NativeWalker;
+    } catch {
+      // not built at this place: try the next, then fall back to the JS walk
+    }
+  }
+  return null;
+}
+
+const SAMPLE = 'é = "ü😀"\ndef f(x, *a, k=1):\n    """doc"""\n    return [y for y in x if y]  # c\nclass C(B):\n    def g(self): pass\nif (\n';
+
+function sampleAgrees(): boolean {
+  try {
+    const p = new Parser();
+    p.setLanguage(Python as Parser.Language);
+    return verifyTree(p.parse(SAMPLE)) === null;
+  } catch {
+    return false;
+  }
+}
+
 function mirrorHolds(): boolean {
   try {
     const require = createRequire(import.meta.url);
@@ -18,14 +50,13 @@ function mirrorHolds(): boolean {
   } catch {
     // field names then come from the sample tree itself
   }
-  try {
-    const p = new Parser();
-    p.setLanguage(Python as Parser.Language);
-    const tree = p.parse('é = "ü😀"\ndef f(x, *a, k=1):\n    """doc"""\n    return [y for y in x if y]  # c\nclass C(B):\n    def g(self): pass\nif (\n');
-    return verifyTree(tree) === null;
-  } catch {
-    return false;
+  const walker = loadNativeWalker();
+  if (walker) {
+    setNativeWalker(walker);
+    if (sampleAgrees()) return true;
+    setNativeWalker(null);
   }
+  return sampleAgrees();
 }
 export const mirrorInstalled = process.env.GPU_REVIEW_TREE_MIRROR !== '0' && mirrorHolds();
 if (mirrorInstalled) installMirror();

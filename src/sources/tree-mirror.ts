@@ -82,6 +82,8 @@ interface NodeTypeInfo {
   fields?: Record<string, unknown>;
 }
 interface LangInfo {
+  /** Filled from the whole symbol table by the native walker (otherwise type by type as the JS walk meets them). */
+  complete?: boolean;
   typeName: string[];
   named: boolean[];
   /** Types that node-types.json lists without fields (unknown types and ERROR count as having some). */
@@ -90,7 +92,7 @@ interface LangInfo {
   fieldId: Map<string, number>;
   typeIds: Map<string, number[]>;
 }
-const langs = new WeakMap<object, LangInfo>();
+let langs = new WeakMap<object, LangInfo>();
 function langInfo(tree: Tree): LangInfo {
   const key = tree.language as object;
   let l = langs.get(key);
@@ -129,12 +131,77 @@ function grow<T extends Uint16Array | Uint32Array | Int32Array | Uint8Array>(a: 
   return b;
 }
 
+/** The native walker (native/mirror.c), when its addon is built and agrees with the JS walk. */
+export interface NativeWalker {
+  walk(idLo: number, idHi: number): ArrayBuffer | undefined;
+  language(idLo: number, idHi: number): { types: Array<string | undefined>; named: boolean[]; fields: Array<string | undefined> } | undefined;
+}
+let nativeWalker: NativeWalker | null = null;
+export function setNativeWalker(w: NativeWalker | null): void {
+  nativeWalker = w;
+  // Type and field tables filled by a walker that is being dropped are not trusted either.
+  langs = new WeakMap();
+}
+export function nativeWalkerInUse(): boolean {
+  return nativeWalker !== null;
+}
+export function getNativeWalker(): NativeWalker | null {
+  return nativeWalker;
+}
+
+function fillLanguage(lang: LangInfo, info: NonNullable<ReturnType<NativeWalker['language']>>): void {
+  info.types.forEach((name, t) => {
+    if (name === undefined) return;
+    lang.typeName[t] = name;
+    lang.named[t] = info.named[t];
+    const ids = lang.typeIds.get(name) ?? [];
+    if (!ids.includes(t)) ids.push(t);
+    lang.typeIds.set(name, ids);
+  });
+  lang.typeName[ERROR_TYPE] = 'ERROR';
+  lang.named[ERROR_TYPE] = true;
+  const errIds = lang.typeIds.get('ERROR') ?? [];
+  if (!errIds.includes(ERROR_TYPE)) errIds.push(ERROR_TYPE);
+  lang.typeIds.set('ERROR', errIds);
+  info.fields.forEach((name, f) => {
+    if (name === undefined) return;
+    lang.fieldName[f] = name;
+    lang.fieldId.set(name, f);
+  });
+  lang.complete = true;
+}
+
+/** The arrays from one native call (21 bytes per node, layout in native/mirror.c), or null. */
+function buildNative(tree: Tree, lang: LangInfo, root: Node): Omit<Mirror, 'tree' | 'lang' | 'base' | 'nodes' | 'byKey'> | null {
+  if (!nativeWalker || root[0] === undefined) return null;
+  const ab = nativeWalker.walk(root[0], root[1]);
+  if (!ab || ab.byteLength % 21 !== 0) return null;
+  if (!lang.complete) {
+    const info = nativeWalker.language(root[0], root[1]);
+    if (!info) return null;
+    fillLanguage(lang, info);
+  }
+  const n = ab.byteLength / 21;
+  return {
+    n,
+    start: new Uint32Array(ab, 0, n),
+    end: new Uint32Array(ab, 4 * n, n),
+    parent: new Int32Array(ab, 8 * n, n),
+    last: new Int32Array(ab, 12 * n, n),
+    type: new Uint16Array(ab, 16 * n, n),
+    field: new Uint16Array(ab, 18 * n, n),
+    missing: new Uint8Array(ab, 20 * n, n),
+  };
+}
+
 /** True while build() runs: the binding's own walk() reads `currentNode`, which must not recurse into a build. */
 let building = false;
 
 function build(tree: Tree): Mirror {
   const lang = langInfo(tree);
   const rootNative = native.rootNode.call(tree) as SN;
+  const arrays = buildNative(tree, lang, rootNative as Node);
+  if (arrays) return finish({ ...arrays, tree, lang, base: ++treeSerial * TREE_STRIDE, nodes: new Array(arrays.n), byKey: new Map() }, rootNative);
   building = true;
   let c: Cursor;
   try {
@@ -223,7 +290,11 @@ function build(tree: Tree): Mirror {
     nodes: new Array(n),
     byKey: new Map(),
   };
-  if (installed) wrapSubclasses(tree.language);
+  return finish(m, rootNative);
+}
+
+function finish(m: Mirror, rootNative: SN): Mirror {
+  if (installed) wrapSubclasses(m.tree.language);
   // The native root object already exists (the binding caches it): it becomes the mirror's root.
   (rootNative as Node)[SLOT] = 0;
   m.nodes[0] = rootNative;

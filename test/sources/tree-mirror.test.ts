@@ -5,7 +5,10 @@ import Python from 'tree-sitter-python';
 import { describe, expect, it } from 'vitest';
 import { mirrorInstalled } from '../../src/sources/node-patches.js';
 import { errorRegions } from '../../src/sources/parsers.js';
-import { verifyTree } from '../../src/sources/tree-mirror.js';
+import { getNativeWalker, mirrorOf, nativeWalkerInUse, setNativeWalker, verifyTree, type Mirror } from '../../src/sources/tree-mirror.js';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 function parser(lang: unknown): Parser {
   const p = new Parser();
@@ -62,4 +65,42 @@ describe('tree mirror', () => {
     expect(tree.rootNode.hasError).toBe(true);
     expect(errorRegions(cpp.parse('int f() { return 1; }\n').rootNode, 22)).toEqual({ ranges: [], coverage: 1 });
   });
+});
+
+describe('native walker (native/mirror.c)', () => {
+  const walker = getNativeWalker();
+  const built = existsSync(join(import.meta.dirname, '..', '..', 'native', 'build', 'Release', 'gpu_review_native.node'));
+
+  it('is in use wherever `npm ci` built it', () => {
+    expect(nativeWalkerInUse()).toBe(built && process.env.GPU_REVIEW_NATIVE !== '0');
+  });
+
+  it.skipIf(!walker)('fills the same arrays as the JS cursor walk, node for node', () => {
+    const arrays = (m: Mirror) => ({ n: m.n, type: [...m.type.subarray(0, m.n)], start: [...m.start.subarray(0, m.n)], end: [...m.end.subarray(0, m.n)], field: [...m.field.subarray(0, m.n)], parent: [...m.parent.subarray(0, m.n)], last: [...m.last.subarray(0, m.n)], missing: [...m.missing.subarray(0, m.n)] });
+    const deep = 'void f() {' + '{'.repeat(300) + 'x();' + '}'.repeat(300) + '}\n';
+    const cases: Array<[Parser, string]> = [[py, PY], [cuda, CU], [cpp, CU], [cpp, BROKEN], [cuda, BROKEN], [py, 'def f(:\n  x = (1,\n'], [cpp, deep], [py, ''], [cpp, 'int a = "ü😀" [0];\n']];
+    for (const [p, src] of cases) {
+      const fromNative = arrays(mirrorOf(p.parse(src) as never));
+      setNativeWalker(null);
+      try {
+        const fromJs = arrays(mirrorOf(p.parse(src) as never));
+        expect(fromNative, src.slice(0, 40)).toEqual(fromJs);
+      } finally {
+        setNativeWalker(walker);
+      }
+      expect(verifyTree(p.parse(src)), src.slice(0, 40)).toBeNull();
+    }
+  });
+
+  it.skipIf(!walker || !existsSync(join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli.js')))('gives the same review with GPU_REVIEW_NATIVE=0 (the JS walk)', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ['dist/src/cli.js', 'review', 'examples/ring-area.diff', '--repo', 'examples/repo', '--format', 'json', '--fail-on', 'none'], { cwd: root, encoding: 'utf8', env: { ...process.env, ...env } });
+    const a = run({});
+    const b = run({ GPU_REVIEW_NATIVE: '0' });
+    expect(a.status).toBe(0);
+    expect(b.status).toBe(0);
+    expect(JSON.parse(a.stdout).findings.length).toBeGreaterThan(0);
+    expect(b.stdout).toBe(a.stdout);
+  }, 60_000);
 });
