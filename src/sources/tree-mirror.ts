@@ -733,7 +733,10 @@ function wrapRest(o: Record<string, unknown>, served: Set<string>): void {
 }
 
 /** Node subclasses (per language, with field getters such as `bodyNode`) get the same treatment. */
+const wrappedLanguages = new WeakSet<object>();
 export function wrapSubclasses(language: Lang): void {
+  if (wrappedLanguages.has(language)) return;
+  wrappedLanguages.add(language);
   for (const Cls of language.nodeSubclasses ?? []) if (Cls && Cls.prototype !== (proto as object)) wrapRest(Cls.prototype as Record<string, unknown>, new Set(['constructor']));
 }
 
