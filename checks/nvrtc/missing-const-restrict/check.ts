@@ -8,6 +8,8 @@ import { collectSingleAssignments } from '../../../src/sources/nvrtc.js';
 const RESTRICT = /^(__restrict__|__restrict|restrict)$/;
 const ATOMIC = /^atomic\w*$/;
 const LDG = /^__ldg$/;
+/** Explicit cache-operator loads: the author chose the cache policy; const __restrict__ changes none of them. */
+const CACHE_HINT_LOAD = /^__ld(cg|ca|cs|lu|cv)$/;
 
 interface PtrParam {
   index: number;
@@ -15,6 +17,8 @@ interface PtrParam {
   name: string;
   pointeeConst: boolean;
   restrict: boolean;
+  /** `volatile T* p`: data another agent changes while the kernel runs (flags, mailboxes). */
+  volatile: boolean;
   star: SyntaxNode;
 }
 
@@ -33,7 +37,9 @@ function pointerParams(fn: CudaFunction): PtrParam[] {
       node: p,
       name: inner.text,
       pointeeConst: p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const'),
-      restrict: d.children.some((c) => c.type === 'type_qualifier' && RESTRICT.test(c.text)),
+      // `__restrict` (no trailing underscores) parses as ms_pointer_modifier > ms_restrict_modifier.
+      restrict: d.children.some((c) => (c.type === 'type_qualifier' || c.type === 'ms_pointer_modifier') && RESTRICT.test(c.text)),
+      volatile: p.children.some((c) => c.type === 'type_qualifier' && c.text === 'volatile'),
       star,
     });
   });
@@ -43,14 +49,14 @@ function pointerParams(fn: CudaFunction): PtrParam[] {
 const isConstPointerParam = (p: SyntaxNode | undefined): boolean =>
   !!p && p.childForFieldName('declarator')?.type === 'pointer_declarator' && p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const');
 
-type Use = 'read' | 'ldg' | 'write' | 'neutral' | 'unknown';
+/** `scalar`: a load of one fixed element (`*p`, `p[2]`, `p->n`), a by-reference scalar rather than an array. */
+type Use = 'read' | 'scalar' | 'ldg' | 'write' | 'neutral' | 'unknown';
 
 /** What a call does with a pointer passed at argument `i`. */
 function callUse(m: CudaModel, call: SyntaxNode, arg: SyntaxNode): Use {
   const name = calleePath(call.childForFieldName('function'))?.split(/::|\./).pop() ?? '';
   if (ATOMIC.test(name)) return 'write';
-  if (LDG.test(name)) return 'ldg';
-  if (/^__ld(cg|ca|cs|lu|cv)$/.test(name)) return 'read';
+  if (LDG.test(name) || CACHE_HINT_LOAD.test(name)) return 'ldg';
   const i = call.childForFieldName('arguments')?.namedChildren.filter((a) => a.type !== 'comment').findIndex((a) => a.id === arg.id) ?? -1;
   const callee = m.functions.find((f) => f.name === name && (f.isDevice || f.isKernel));
   // A device function of the same source that takes `const T*` there only reads; anything else may write.
@@ -81,7 +87,10 @@ function useOf(m: CudaModel, id: SyntaxNode): Use {
       const decl = p.type === 'init_declarator' ? p.parent : null;
       return decl?.children.some((c) => c.type === 'type_qualifier' && c.text === 'const') ? 'read' : 'unknown';
     }
-    if (p.type === 'condition_clause' || p.type === 'if_statement' || p.type === 'conditional_expression') return p.type === 'conditional_expression' ? 'unknown' : 'neutral';
+    if (p.type === 'condition_clause' || p.type === 'if_statement') return 'neutral';
+    // `bias ? bias[i] : 0`: the pointer as the test only; as a branch value it may flow anywhere.
+    if (p.type === 'conditional_expression') return p.childForFieldName('condition')?.id === top.id ? 'neutral' : 'unknown';
+    if (p.type === 'unary_expression' && p.childForFieldName('operator')?.text === '!') return 'neutral';
     return 'unknown';
   }
   let a = access;
@@ -95,7 +104,15 @@ function useOf(m: CudaModel, id: SyntaxNode): Use {
     if (c?.type === 'argument_list' && c.parent?.type === 'call_expression') return callUse(m, c.parent, q);
     return 'unknown';
   }
-  return 'read';
+  return top.id === id.id && fixedElement(access) ? 'scalar' : 'read';
+}
+
+/** `*p`, `p[3]`, `p->n` on the parameter itself: one fixed element, the same address for every thread. */
+function fixedElement(access: SyntaxNode): boolean {
+  if (access.type === 'pointer_expression' || access.type === 'field_expression') return true;
+  const idx = access.childForFieldName('indices') ?? access.childForFieldName('index') ?? access.namedChildren[1];
+  const inner = idx?.type === 'subscript_argument_list' ? idx.namedChildren.filter((c) => c.type !== 'comment') : idx ? [idx] : [];
+  return inner.length === 1 && unparen(inner[0])?.type === 'number_literal';
 }
 
 /** The buffer a launch argument names: `d_x`, `d_x + off`, `(double*)d_x`, `x.data.ptr`, `runtime.pointer(x)` → `d_x` / `x`. */
@@ -162,15 +179,20 @@ function analyse(ctx: CheckContext): void {
     const params = pointerParams(fn);
     // nvcc already emits ld.global.nc for a read-only `T* __restrict__` (checked in
     // test/checks-config/nvcc-nvrtc-linkage-ldg.test.ts): only a missing __restrict__ loses the path.
-    const candidates = params.filter((p) => !p.restrict && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
+    const candidates = params.filter((p) => !p.restrict && !p.volatile && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
     if (!candidates.length) continue;
     const idents = fn.body!.descendantsOfType('identifier');
     const flagged: PtrParam[] = [];
     for (const p of candidates) {
-      const uses = idents.filter((i) => i.text === p.name).map((i) => useOf(m, i));
-      const reads = uses.filter((u) => u === 'read').length;
+      const mine = idents.filter((i) => i.text === p.name);
+      const uses = mine.map((i) => useOf(m, i));
+      // `p += tid; … *p`: once the parameter itself moves, a fixed-element load walks the array.
+      const moved = mine.some((i) => i.parent?.type === 'update_expression' || (i.parent?.type === 'assignment_expression' && i.parent.childForFieldName('left')?.id === i.id));
+      const reads = uses.filter((u) => u === 'read' || (moved && u === 'scalar')).length;
       if (uses.some((u) => u === 'write' || u === 'unknown')) continue;
-      // Already on the read-only path: every load is an explicit __ldg.
+      // Already on the read-only path (every load is an explicit __ldg or cache-hinted __ldcs/__ldcg/…),
+      // or only fixed elements are read (`*alpha`, `corner[0..2]`): a by-reference scalar that every
+      // thread loads from one address, not an array the read-only cache could help.
       if (reads === 0) continue;
       flagged.push(p);
     }
