@@ -4,9 +4,33 @@ import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engin
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
 const FP_TYPES = /^(double|float|compute_t|__FMT_\w+__|half|__half)$/;
-const MATH_CALL = /^(sqrt|fabs|hypot|sin|cos|tan|atan2?|exp|log|pow|fma|fmin|fmax|floor|ceil|rsqrt|cbrt)f?$/;
+// `::sqrt` / `std::exp` are the same fp64 math as the unqualified call.
+const MATH_CALL = /^(?:(?:std)?::)?(sqrt|fabs|hypot|sin|cos|tan|atan2?|exp|log|pow|fma|fmin|fmax|floor|ceil|rsqrt|cbrt)f?$/;
 const ARITH = new Set(['+', '-', '*', '/']);
 const AUG = /^[-+*/]=$/;
+const LOW_PRECISION_RETURN = /^(float|half|__half|__nv_bfloat16|nv_bfloat16|bfloat16)$/;
+
+/**
+ * `__device__ double atomicAddDouble(double* address, double val)`: the pre-sm_60 atomicCAS loop on
+ * the bits of a `double*` updates fp64 storage; its type is the storage's, not a compute choice
+ * (003 §7.1 keeps storage fp64). A function that merely ends in an atomic still computes.
+ */
+function isFp64AtomicWrapper(fn: CudaFunction): boolean {
+  if (fn.isKernel || !fn.params.some((p) => /^(const\s+)?double$/.test(p.childForFieldName('type')?.text ?? '') && /\*/.test(p.childForFieldName('declarator')?.text ?? ''))) return false;
+  const callees = new Set((fn.body?.descendantsOfType('call_expression') ?? []).map((c) => c.childForFieldName('function')?.text ?? ''));
+  return callees.has('atomicCAS') && (callees.has('__double_as_longlong') || callees.has('__longlong_as_double'));
+}
+
+/**
+ * The fp64 member of a type-dispatched overload set — `double sm_exp(double)` beside
+ * `float sm_exp(float)`, or `template <> double sqrt_(double)`: the caller's type picks the
+ * precision, so the helper is not where double is hard-coded.
+ */
+function isFp64Overload(fn: CudaFunction, all: readonly CudaFunction[]): boolean {
+  const tpl = fn.node.parent?.type === 'template_declaration' ? fn.node.parent : null;
+  if (tpl && /^<\s*>$/.test(tpl.childForFieldName('parameters')?.text ?? '')) return true;
+  return all.some((g) => g !== fn && g.name === fn.name && LOW_PRECISION_RETURN.test(g.node.childForFieldName('type')?.text ?? ''));
+}
 
 /** Does `e` involve a floating-point value of `fn` (a fp-typed name, a float literal or a math call)? */
 function floaty(fn: CudaFunction, e: SyntaxNode, types: Map<string, boolean>): boolean {
@@ -59,10 +83,10 @@ function analyse(ctx: CheckContext): void {
   if (constructive.test(file)) return;
   const msg = typedef === null ? 'noTypedef' : 'hardcoded';
   for (const fn of m.functions) {
-    if (!(fn.isKernel || fn.isDevice) || !fn.body || constructive.test(fn.name) || !hasFpArithmetic(fn)) continue;
+    if (!(fn.isKernel || fn.isDevice) || !fn.body || constructive.test(fn.name) || !hasFpArithmetic(fn) || isFp64AtomicWrapper(fn)) continue;
     const reported: SyntaxNode[] = [];
     const retType = fn.node.childForFieldName('type');
-    if (!fn.isKernel && retType?.text === 'double' && fn.node.childForFieldName('declarator')?.type === 'function_declarator') {
+    if (!fn.isKernel && retType?.text === 'double' && !isFp64Overload(fn, m.functions) && fn.node.childForFieldName('declarator')?.type === 'function_declarator') {
       ctx.report({ node: retType, messageId: msg, data: { code: `double ${fn.name}(…)`, fn: fn.name }, fix: { description: 'Return `compute_t` from the helper; callers that store the result widen it back to double.' } });
     }
     for (const decl of fn.body.descendantsOfType('declaration')) {
