@@ -1,6 +1,8 @@
+import type { ResolvedConfig } from '../../../src/config/schema.js';
 import { launchConfigs, prod, type LaunchConfig } from '../../../src/analysis/launch-config.js';
 import { occupancy, pct } from '../../../src/analysis/occupancy.js';
-import { quote } from '../../../src/analysis/syntax.js';
+import { smemFacts } from '../../../src/analysis/smem.js';
+import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -34,13 +36,90 @@ function fixedByAlgorithm(l: LaunchConfig, B: number): boolean {
   return /__shared__[^;{}]*\[[^\]]+\]/.test(k.fn.body?.text ?? '');
 }
 
+/**
+ * Names that spell the block: the argument's own (`dim3(TILE, TILE)`, `kThreads`) and, for a `dim3 threads(...)` variable,
+ * those of its nearest declaration before the launch in the same function (`dim3 threads(ROWS_X, ROWS_Y)`).
+ */
+function blockNames(l: LaunchConfig, text: string): string[] {
+  const own = (l.blockNode?.text.match(/\b[A-Za-z_]\w*\b/g) ?? []).filter((n) => n !== 'dim3');
+  const t = l.blockNode?.text.trim() ?? '';
+  if (!/^[A-Za-z_]\w*$/.test(t)) return own;
+  const fn = ancestor(l.node, ['function_definition']);
+  const start = fn?.startIndex ?? 0;
+  const scope = text.slice(start, l.node.startIndex);
+  const decl = new RegExp(`\\bdim3\\s+(?:const\\s+)?${t}\\s*(?:\\(([^;]*)\\)|\\{([^;]*)\\}|=\\s*dim3\\s*\\(([^;]*)\\))\\s*;`, 'g');
+  let last: RegExpExecArray | null = null;
+  for (let m = decl.exec(scope); m; m = decl.exec(scope)) last = m;
+  const init = last ? (last[1] ?? last[2] ?? last[3] ?? '') : '';
+  return [...own, ...(init.match(/\b[A-Za-z_]\w*\b/g) ?? [])];
+}
+
 /** `dim3 block(TILE, TILE)` for a kernel with `__shared__ float tile[TILE][TILE + 1]`: the shared tile is sized by the same constant, so the block size is part of the algorithm. */
-function sharedSizedByBlockName(l: LaunchConfig): boolean {
+function sharedSizedByBlockName(l: LaunchConfig, names: string[]): boolean {
   const body = l.kernel?.fn.body?.text ?? '';
-  const names = (l.blockNode?.text.match(/\b[A-Za-z_]\w*\b/g) ?? []).filter((n) => n !== 'dim3');
   if (!names.length) return false;
-  const extents = [...body.matchAll(/__shared__[^;{}]*?((?:\[[^\]]+\])+)/g)].map((m) => m[1]!);
+  const extents = [...body.matchAll(/(?:__shared__|\[\[shared\]\])[^;{}]*?((?:\[[^\]]+\])+)/g)].map((m) => m[1]!);
   return names.some((n) => extents.some((e) => new RegExp(`\\b${n}\\b`).test(e)));
+}
+
+/**
+ * `__shared__ float cache[256]` indexed by `threadIdx.x` and launched with 256 threads: a `__shared__` extent equals the
+ * block (or its x extent for a 2-D tile), so a larger block from the occupancy API would index past the array.
+ */
+function sharedSizedByBlockValue(l: LaunchConfig, B: number, config: ResolvedConfig): boolean {
+  const k = l.kernel;
+  if (!k || !l.block) return false;
+  const facts = smemFacts.compute(k.model.source, config);
+  const bx = l.block[0];
+  return facts.decls.some((d) => {
+    if (d.dynamic || !d.dims.length || d.fn?.node.id !== k.fn.node.id) return false;
+    const ext = facts.size(d).extents;
+    return ext.some((e) => e === B || (l.block![1] > 1 && bx >= 8 && e === bx));
+  });
+}
+
+/**
+ * The kernel body spells the block size itself: a CUB block primitive instantiated on it (`cub::BlockReduce<float, 256>`,
+ * which needs exactly that many threads) or indices built from it instead of `blockDim.x` (`blockIdx.x * 256`,
+ * `i += 256 * gridDim.x`). The launch cannot take another size without rewriting the kernel.
+ */
+function kernelSpellsBlock(l: LaunchConfig, B: number, names: string[]): boolean {
+  const body = l.kernel?.fn.body?.text;
+  if (!body) return false;
+  const k = l.kernel!;
+  // A literal only from a warp up: `blockIdx.x * 4` in a kernel launched with 4 threads is more likely a coincidence.
+  const spellings = [...(B >= 32 ? [String(B)] : []), ...names.filter((n) => k.model.macros.has(n) || /^[A-Z_][A-Z0-9_]*$|^k[A-Z]/.test(n))];
+  if (!spellings.length) return false;
+  const alt = spellings.map((x) => x.replace(/[^\w]/g, '')).join('|');
+  const cub = new RegExp(`\\bBlock(Reduce|Scan|RadixSort|Load|Store|Exchange|Histogram|Discontinuity|AdjacentDifference|MergeSort|Shuffle|RunLengthDecode)\\s*<[^;>]*?,\\s*(${alt})\\s*[,>]`);
+  const index = new RegExp(`\\b(blockIdx|gridDim)\\.x\\s*\\*\\s*(${alt})\\b|\\b(${alt})\\s*\\*\\s*(blockIdx|gridDim)\\.x\\b`);
+  return cub.test(body) || index.test(body);
+}
+
+const norm = (n: SyntaxNode | null) => n?.text.replace(/\s+/g, '') ?? '';
+
+/**
+ * A launch in lockstep with one whose block the algorithm fixes: same function, same grid and block expressions
+ * (scan's `uniformUpdate` reads the per-block sums of `scanExclusiveShared` by `blockIdx.x`, so both must use one size).
+ */
+function lockstepWithFixed(l: LaunchConfig, fixed: ReadonlySet<LaunchConfig>): boolean {
+  const fn = ancestor(l.node, ['function_definition']);
+  if (!fn || !l.gridNode) return false;
+  return [...fixed].some((f) => ancestor(f.node, ['function_definition'])?.id === fn.id && norm(f.gridNode) === norm(l.gridNode) && norm(f.blockNode) === norm(l.blockNode));
+}
+
+/**
+ * CuTe DSL / FlyDSL launch proxy, `kernel(args).launch(grid=..., block=(128, 1, 1), smem=...)`: the block is the thread
+ * layout the kernel's tiled copies and MMA atoms were built for, and these DSLs have no occupancy-API path to take.
+ */
+function dslLaunchProxy(l: LaunchConfig): boolean {
+  const fn = l.node.childForFieldName('function');
+  return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'launch' && fn.childForFieldName('object')?.type === 'call';
+}
+
+/** `<<<1, 1>>>`: one thread in all, a serial task (building a scene, a dynamic-parallelism recursion step); occupancy does not apply. */
+function singleThread(l: LaunchConfig, B: number): boolean {
+  return B === 1 && !!l.grid && prod(l.grid) === 1;
 }
 
 /** One warp per item (`<<<n, 32>>>` with warp shuffles/votes): the block is the warp the algorithm reduces over. */
@@ -75,11 +154,30 @@ export default defineCheck({
     const python = ctx.source.language === 'python';
     return {
       'source:exit'() {
-        for (const l of ctx.get(launchConfigs)) {
-          if (l.testOrBench || !l.block || !literalShaped(l.blockNode, python)) continue;
+        const launches = ctx.get(launchConfigs);
+        const fixed = new Set<LaunchConfig>();
+        const candidates: Array<{ l: LaunchConfig; B: number }> = [];
+        for (const l of launches) {
+          if (l.testOrBench || !l.block || !literalShaped(l.blockNode, python) || (python && dslLaunchProxy(l))) continue;
           const B = prod(l.block);
           if (B <= 0) continue;
-          if (fixedByAlgorithm(l, B) || templatedOnBlock(l, B) || sharedSizedByBlockName(l) || warpPerItem(l, B)) continue;
+          const names = blockNames(l, ctx.source.text);
+          if (
+            fixedByAlgorithm(l, B) ||
+            templatedOnBlock(l, B) ||
+            sharedSizedByBlockName(l, names) ||
+            sharedSizedByBlockValue(l, B, ctx.config) ||
+            kernelSpellsBlock(l, B, names) ||
+            warpPerItem(l, B)
+          ) {
+            fixed.add(l);
+            continue;
+          }
+          if (singleThread(l, B)) continue;
+          candidates.push({ l, B });
+        }
+        for (const { l, B } of candidates) {
+          if (lockstepWithFixed(l, fixed)) continue;
           const lb = l.kernel?.fn.launchBounds?.maxThreads;
           if (lb && l.kernel!.model.constValue(lb) === B && commentNear(ctx.source.text, l.node.startPosition.row)) continue;
           const figures = ctx.config.targets
