@@ -425,18 +425,35 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       return [vals[0]!, vals[1] ?? 1, vals[2] ?? 1];
     }
     if (n.type === 'identifier') {
-      // `dim3 block(256, 1);` declared in the same source.
-      const decl = dim3Decls().get(n.text);
-      if (decl) return decl;
+      // `dim3 block(256, 1);` declared in the same source: the nearest declaration before the use in
+      // the same function, else the file's only declaration of that name.
+      const decls = dim3Decls().get(n.text);
+      if (decls) {
+        const fn = functionOf(n)?.node ?? null;
+        let near: Dim3Decl | null = null;
+        for (const d of decls) if (d.fn !== null && d.fn === fn && d.at < n.startIndex) near = d;
+        if (near) return near.value;
+        if (decls.length === 1) return decls[0].value;
+      }
     }
     const v = constValue(n);
     return v === null ? null : [v, 1, 1];
   }
-  let dim3Cache: Map<string, [number, number, number]> | null = null;
-  function dim3Decls(): Map<string, [number, number, number]> {
+  interface Dim3Decl {
+    fn: SyntaxNode | null;
+    at: number;
+    /** Null when an extent is not a constant. */
+    value: [number, number, number] | null;
+  }
+  let dim3Cache: Map<string, Dim3Decl[]> | null = null;
+  function dim3Decls(): Map<string, Dim3Decl[]> {
     if (dim3Cache) return dim3Cache;
-    dim3Cache = new Map();
-    const names = new Map<string, number>();
+    const cache = (dim3Cache = new Map());
+    const add = (name: string, d: SyntaxNode, vals: Array<number | null>) => {
+      const list = cache.get(name) ?? [];
+      list.push({ fn: functionOf(d)?.node ?? null, at: d.startIndex, value: vals.length && vals.every((x) => x !== null) ? [vals[0]!, vals[1] ?? 1, vals[2] ?? 1] : null });
+      cache.set(name, list);
+    };
     for (const d of root.descendantsOfType('declaration')) {
       if (d.childForFieldName('type')?.text !== 'dim3') continue;
       for (const c of d.namedChildren) {
@@ -444,26 +461,18 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
           const name = c.childForFieldName('declarator')?.text;
           const value = c.childForFieldName('value');
           if (!name || !value) continue;
-          names.set(name, (names.get(name) ?? 0) + 1);
-          let vals: Array<number | null> = [];
-          if (value.type === 'argument_list' || value.type === 'initializer_list') vals = value.namedChildren.map((x) => constValue(x));
-          else vals = [constValue(value)];
-          if (vals.length && vals.every((x) => x !== null)) dim3Cache.set(name, [vals[0]!, vals[1] ?? 1, vals[2] ?? 1]);
+          add(name, d, value.type === 'argument_list' || value.type === 'initializer_list' ? value.namedChildren.map((x) => constValue(x)) : [constValue(value)]);
         } else if (c.type === 'function_declarator' && d.parent?.type !== 'translation_unit') {
           // C++'s most vexing parse: `dim3 blk(kThreads);` in a function body reads as a declaration of a
           // function taking a `kThreads`; it is a dim3 built from named constants.
           const name = c.childForFieldName('declarator')?.text;
           const ps = c.childForFieldName('parameters')?.namedChildren ?? [];
           if (!name || !ps.length || ps.some((p) => p.type !== 'parameter_declaration' || p.namedChildren.length !== 1)) continue;
-          names.set(name, (names.get(name) ?? 0) + 1);
-          const vals = ps.map((p) => constValue(p.childForFieldName('type')));
-          if (vals.every((x) => x !== null)) dim3Cache.set(name, [vals[0]!, vals[1] ?? 1, vals[2] ?? 1]);
+          add(name, d, ps.map((p) => constValue(p.childForFieldName('type'))));
         }
       }
     }
-    // A name declared twice (different scopes) is ambiguous.
-    for (const [k, count] of names) if (count > 1) dim3Cache.delete(k);
-    return dim3Cache;
+    return cache;
   }
 
   return {

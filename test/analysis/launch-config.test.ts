@@ -31,6 +31,23 @@ describe('launch configurations', () => {
     expect(ls[1]!.grid).toEqual([130, 1, 1]);
     expect(ls.map((l) => l.kernel?.fn.name)).toEqual(['stride', 'once']);
   });
+  it('resolves a dim3 name to the nearest declaration before the launch in the same function', () => {
+    const s = source(
+      [
+        '__global__ void k(float* a, int n) { }',
+        'void f(float* a, int n) { dim3 const block(128); k<<<n, block>>>(a, n); }',
+        'void g(float* a, int n) { dim3 block(256); k<<<n, block>>>(a, n); dim3 other(n); k<<<n, other>>>(a, n); }',
+        'void h(float* a, int n) { dim3 block(64); k<<<n, block>>>(a, n); block = dim3(n); }',
+        'void u(float* a, int n) { k<<<n, block>>>(a, n); }',
+        'dim3 g_block(32, 4);',
+        'void v(float* a, int n) { k<<<n, g_block>>>(a, n); }',
+      ].join('\n'),
+      'src/b.cu',
+      'cuda',
+    );
+    // `u` declares no block: two other functions do, so the name is ambiguous there; the one global is not.
+    expect(launchConfigs.compute(s, cfg).map((l) => l.block)).toEqual([[128, 1, 1], [256, 1, 1], null, [64, 1, 1], null, [32, 4, 1]]);
+  });
   it('grid-stride loops and ceil-div grids', () => {
     const m = cudaModel.compute(cu, cfg);
     expect(hasGridStrideLoop(m.kernels.get('stride')!)).toBe(true);
