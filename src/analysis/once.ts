@@ -1,4 +1,7 @@
+import type { ResolvedConfig } from '../config/schema.js';
 import type { SyntaxNode } from '../engine/types.js';
+import type { ApiCall, CudaModel } from './cuda.js';
+import type { PyModel } from './python.js';
 import { calleePath, contains, unparen } from './syntax.js';
 
 /**
@@ -170,4 +173,143 @@ function loopVariables(n: SyntaxNode): Set<string> {
     p = p.parent;
   }
   return out;
+}
+
+// ---------------------------------------------------------------- setup once per buffer
+
+/**
+ * A raw device allocation or free (`alloc_calls`) that HOT_PATH calls hot but that runs once per
+ * buffer, not once per work item, so `sync/malloc-free-in-hot-path` leaves it to the cold-path rule
+ * `memory/raw-cuda-malloc` (which reports the allocations):
+ *
+ * - a setup or teardown loop: the call allocates a different, kept buffer on each iteration
+ *   (`cudaMalloc(&plan[dev].d_data, n)` per device, a local `d_tile` pushed into a vector) or frees
+ *   each element of a collection (`for (auto& kv : cache) cudaFree(kv.second)`), with no counterpart
+ *   call on the same buffer in the loop nest (that would be churn) and outside `hot_path_functions`;
+ * - in a function hot only by its name (`run_*`) that drives its own loop of GPU work, an allocation
+ *   before that loop or a free after it (the hoisted form), unless it sits between two GPU operations.
+ */
+export function setupOnceCall(m: CudaModel, c: ApiCall, config: ResolvedConfig): boolean {
+  const f = allocFacts(m, config);
+  const isFree = f.isFree(c);
+  const counterparts = f.allocs.filter((o) => f.isFree(o) !== isFree);
+  return perElement(m, c, counterparts, isFree, config.hotPathFunctions) || hoistedOutOfDriverLoop(m, c, f.gpuOps);
+}
+
+interface AllocFacts { allocs: ApiCall[]; isFree: (c: ApiCall) => boolean; gpuOps: SyntaxNode[] }
+const factsMemo = new WeakMap<CudaModel, { config: ResolvedConfig; value: AllocFacts }>();
+
+function allocFacts(m: CudaModel, config: ResolvedConfig): AllocFacts {
+  const hit = factsMemo.get(m);
+  if (hit && hit.config === config) return hit.value;
+  const allocs = m.callsMatching(config.vocab.alloc_calls);
+  const frees = new Set(m.callsMatching(config.vocab.raw_free_calls));
+  const gpuOps = [...m.launches.map((l) => l.node), ...m.calls.filter((c) => m.isGpuOp(c.node)).map((c) => c.node)];
+  const value: AllocFacts = { allocs, isFree: (c) => frees.has(c) || /Free/.test(c.name), gpuOps };
+  factsMemo.set(m, { config, value });
+  return value;
+}
+
+/** The buffer a call allocates into (`&p`, `&bufs[i]`, `(void**)&plan[i].d`) or frees (`p`, `it->second`). */
+function bufferOf(c: ApiCall, isFree: boolean): SyntaxNode | null {
+  const arg = c.args[0];
+  if (!arg) return null;
+  if (isFree) return unparen(arg);
+  const addr = [arg, ...arg.descendantsOfType('pointer_expression')].find((n) => n.type === 'pointer_expression' && n.children[0]?.text === '&');
+  return unparen(addr?.childForFieldName('argument'));
+}
+
+const identifiersIn = (n: SyntaxNode): string[] => [n, ...n.descendantsOfType('identifier')].filter((x) => x.type === 'identifier').map((x) => x.text);
+
+/**
+ * Names that take a new value on every iteration of `loop`: the variables a `for` declares, assigns
+ * or steps, a range-for's declarators, `++`/`--` targets, and locals the body pulls out of a
+ * container (`auto it = blocks.begin();`, `Plan& p = plans[i];`).
+ */
+function perIterationNames(loop: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const add = (n: SyntaxNode | null | undefined) => n && identifiersIn(n).forEach((t) => out.add(t));
+  if (loop.type === 'for_range_loop') add(loop.childForFieldName('declarator'));
+  if (loop.type === 'for_statement') {
+    const init = loop.childForFieldName('initializer');
+    for (const d of init ? [init, ...init.descendantsOfType('init_declarator')] : []) {
+      if (d.type === 'init_declarator') add(d.childForFieldName('declarator'));
+      if (d.type === 'assignment_expression') add(d.childForFieldName('left'));
+    }
+    add(loop.childForFieldName('update'));
+  }
+  for (const u of loop.descendantsOfType('update_expression')) add(u.childForFieldName('argument'));
+  const body = loop.childForFieldName('body');
+  for (const d of body?.descendantsOfType('init_declarator') ?? []) {
+    const v = unparen(d.childForFieldName('value'));
+    const fromContainer = v && (v.type === 'subscript_expression' || (v.type === 'call_expression' && /(^|[.>])(begin|front|back|top)$/.test(calleePath(v.childForFieldName('function')) ?? '')));
+    if (fromContainer) add(d.childForFieldName('declarator'));
+  }
+  return out;
+}
+
+const STORE_CALL = /(^|[.>])(push_back|emplace_back|emplace|insert|push|push_front|append)$/;
+
+/** `name` is declared in `loop`'s body and its value is kept in a container there (`v.push_back(p)`, `m[k] = p`). */
+function storedPerIteration(loop: SyntaxNode, name: string): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body) return false;
+  const declared = body.descendantsOfType('init_declarator').some((d) => identifiersIn(d.childForFieldName('declarator') ?? d).includes(name))
+    || body.descendantsOfType('declaration').some((d) => d.namedChildren.some((c) => c.type !== 'init_declarator' && identifiersIn(c).includes(name) && c.type !== 'primitive_type' && c.type !== 'type_identifier'));
+  if (!declared) return false;
+  const stored = body.descendantsOfType('call_expression').some((call) => STORE_CALL.test(calleePath(call.childForFieldName('function')) ?? '') && identifiersIn(call.childForFieldName('arguments') ?? call).includes(name));
+  const assigned = body.descendantsOfType('assignment_expression').some((a) => a.childForFieldName('left')?.type === 'subscript_expression' && identifiersIn(a.childForFieldName('right') ?? a).includes(name));
+  return stored || assigned;
+}
+
+/**
+ * A setup or teardown loop: the call allocates a different, kept buffer on each iteration or frees
+ * each element of a collection. The number of calls is the number of buffers, not of work items,
+ * and no pool avoids them; churn (a buffer allocated and freed again on each pass) is excluded by
+ * requiring no counterpart call on the same buffer anywhere in the loop nest.
+ */
+function perElement(m: CudaModel, c: ApiCall, counterparts: ApiCall[], isFree: boolean, hotNames: RegExp): boolean {
+  const loops = m.loopsOf(c.node);
+  const fn = m.functionOf(c.node);
+  if (!loops.length || !fn || hotNames.test(fn.name)) return false;
+  const buf = bufferOf(c, isFree);
+  if (!buf) return false;
+  const vars = perIterationNames(loops[0]);
+  const varies = identifiersIn(buf).some((t) => vars.has(t) && t !== buf.text) || (vars.has(buf.text) && loops[0].type === 'for_range_loop');
+  const kept = !isFree && buf.type === 'identifier' && storedPerIteration(loops[0], buf.text);
+  if (!varies && !kept) return false;
+  const nest = loops[loops.length - 1];
+  const key = buf.text.replace(/\s+/g, '');
+  return !counterparts.some((o) => o !== c && contains(nest, o.node) && bufferOf(o, !isFree)?.text.replace(/\s+/g, '') === key);
+}
+
+/**
+ * A function that is hot only by its name (`run_*`, `launch_*`) but drives its own loop of GPU work:
+ * an allocation before that loop or a free after it is the hoisted, once-per-run form, unless it
+ * sits between two GPU operations.
+ */
+function hoistedOutOfDriverLoop(m: CudaModel, c: ApiCall, gpuOps: SyntaxNode[]): boolean {
+  const fn = m.functionOf(c.node);
+  if (!fn?.body || m.loopOf(c.node)) return false;
+  const inFn = gpuOps.filter((o) => contains(fn.body!, o) && m.functionOf(o)?.node.id === fn.node.id);
+  const drivesLoop = inFn.some((o) => m.loopOf(o));
+  const between = inFn.some((o) => o.startIndex < c.node.startIndex) && inFn.some((o) => o.startIndex > c.node.endIndex);
+  return drivesLoop && !between;
+}
+
+/**
+ * Python counterpart of `setupOnceCall`, for frees only: `for label, ptr in buffers: runtime.free(ptr)`
+ * is a teardown loop that frees each element of a collection once (the loop's own target is freed
+ * and the loop allocates nothing), not a buffer allocated and released again on every pass.
+ * (`memory/raw-cuda-malloc` reports allocations, never frees, so only the hot-path rule needs it.)
+ */
+export function pySetupOnceCall(m: PyModel, call: SyntaxNode, config: ResolvedConfig): boolean {
+  const { raw_free_calls: freeCalls, alloc_calls: allocCalls } = config.vocab;
+  const loop = m.loopOf(call);
+  if (!loop || loop.type !== 'for_statement' || !m.callMatches(call, freeCalls)) return false;
+  const targets = new Set(identifiersIn(loop.childForFieldName('left') ?? loop));
+  const arg = call.childForFieldName('arguments')?.namedChildren[0];
+  if (!arg || !identifiersIn(arg).some((t) => targets.has(t))) return false;
+  const body = loop.childForFieldName('body');
+  return !body?.descendantsOfType('call').some((c) => c.id !== call.id && m.callMatches(c, allocCalls) && !m.callMatches(c, freeCalls));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cudaModel, type CudaModel } from '../../src/analysis/cuda.js';
-import { onceGuarded } from '../../src/analysis/once.js';
+import { onceGuarded, pySetupOnceCall, setupOnceCall } from '../../src/analysis/once.js';
 import { pythonModel, type PyModel } from '../../src/analysis/python.js';
 import { allocatingTypes, constructionsOf } from '../../src/analysis/raii.js';
 import { buildSources } from '../../src/sources/build.js';
@@ -137,5 +137,57 @@ describe('RAII wrappers', () => {
       [11, 'Buf'],
       [14, 'thrust::device_vector'],
     ]);
+  });
+});
+
+describe('setupOnceCall: hot by HOT_PATH, but once per buffer', () => {
+  const src = [
+    'struct Plan { float* d; int n; };',
+    'void build_plans(Plan* plan, int n_dev) {',
+    '  for (int i = 0; i < n_dev; ++i) cudaMalloc(&plan[i].d, plan[i].n * 4);',
+    '}',
+    'void release_plans(Plan* plan, int n_dev) {',
+    '  for (int i = 0; i < n_dev; ++i) cudaFree(plan[i].d);',
+    '}',
+    'void churn(float** f, int n) {',
+    '  for (int i = 0; i < n; ++i) { cudaMalloc(&f[i], 64); k<<<1, 32>>>(f[i]); cudaFree(f[i]); }',
+    '}',
+    'void launch_plans(Plan* plan, int n_dev) {',
+    '  for (int i = 0; i < n_dev; ++i) cudaMalloc(&plan[i].d, plan[i].n * 4);',
+    '}',
+    'void run_frames(float* out, int n) {',
+    '  float* d; cudaMalloc(&d, n * 4);',
+    '  for (int f = 0; f < n; ++f) k<<<1, 32>>>(d);',
+    '  cudaFree(d);',
+    '}',
+    'void run_two(float* out, int n) {',
+    '  k<<<1, 32>>>(out);',
+    '  float* d; cudaMalloc(&d, n * 4);',
+    '  for (int f = 0; f < n; ++f) k<<<1, 32>>>(d);',
+    '}',
+  ].join('\n') + '\n';
+  it('CUDA: setup/teardown loops and hoisted allocations, not churn, hot names or calls between GPU ops', () => {
+    const m = cu(src);
+    const cfg = config();
+    const at = (line: number, name: string) => m.calls.find((c) => c.node.startPosition.row + 1 === line && c.name === name)!;
+    const cases: Array<[number, string]> = [[3, 'cudaMalloc'], [6, 'cudaFree'], [9, 'cudaMalloc'], [9, 'cudaFree'], [12, 'cudaMalloc'], [15, 'cudaMalloc'], [17, 'cudaFree'], [21, 'cudaMalloc']];
+    expect(cases.map(([l, n]) => m.hotPath(at(l, n).node))).toEqual(cases.map(() => true));
+    expect(cases.map(([l, n]) => setupOnceCall(m, at(l, n), cfg))).toEqual([true, true, false, false, false, true, true, false]);
+  });
+  it('Python: a loop freeing its own target and allocating nothing', () => {
+    const m = py(
+      [
+        'from cupy.cuda import runtime as cprt',
+        'def release(bufs):',
+        '    for label, ptr in bufs:',
+        '        cprt.free(ptr)',
+        'def churn(batches):',
+        '    for b in batches:',
+        '        p = cprt.malloc(b.nbytes)',
+        '        cprt.free(p)',
+      ].join('\n') + '\n',
+    );
+    const frees = m.source.root.descendantsOfType('call').filter((c) => /free/.test(c.text));
+    expect(frees.map((c) => pySetupOnceCall(m, c, config()))).toEqual([true, false]);
   });
 });

@@ -1,6 +1,6 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/analysis/mentions.js';
-import { onceGuarded } from '../../../src/analysis/once.js';
+import { onceGuarded, setupOnceCall } from '../../../src/analysis/once.js';
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
@@ -120,7 +120,9 @@ function checkCuda(ctx: CheckContext): void {
     if (isFree(c.path) || matchesVocab(c.path, vocab.array_alloc_calls)) continue;
     // Device-side cudaMalloc (dynamic parallelism) draws from the device heap; host pools do not apply.
     if (m.inDeviceCode(c.node) || m.debugGated(c.node)) continue;
-    if (m.hotPath(c.node) && !onceGuarded(c.node)) continue;
+    // Hot-path calls are sync/malloc-free-in-hot-path's, except the once-per-buffer ones it leaves
+    // here: a setup loop allocating one kept buffer per element, an allocation hoisted out of a driver loop.
+    if (m.hotPath(c.node) && !onceGuarded(c.node) && !setupOnceCall(m, c, ctx.config)) continue;
     const fn = m.functionOf(c.node);
     if (fn) {
       allocators ??= allocatorClasses(ctx, m);

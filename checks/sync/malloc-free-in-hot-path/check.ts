@@ -1,6 +1,6 @@
 import { oneLine } from '../../../src/analysis/syntax.js';
 import { cudaModel, type ApiCall, type CudaModel } from '../../../src/analysis/cuda.js';
-import { onceGuarded } from '../../../src/analysis/once.js';
+import { onceGuarded, pySetupOnceCall, setupOnceCall } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { allocatingTypes, constructionsOf } from '../../../src/analysis/raii.js';
 import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/analysis/streams.js';
@@ -73,7 +73,9 @@ function checkCuda(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
   const vocab = ctx.config.vocab;
   const hot = (n: SyntaxNode) => m.hotPath(n) && !m.debugGated(n) && !onceGuarded(n);
-  const hits = m.callsMatching(vocab.alloc_calls).filter((c) => hot(c.node));
+  // Setup/teardown loops and allocations hoisted out of a driver loop run once per buffer: they are
+  // cold raw allocations, memory/raw-cuda-malloc's finding.
+  const hits = m.callsMatching(vocab.alloc_calls).filter((c) => hot(c.node) && !setupOnceCall(m, c, ctx.config));
   const fixes = asyncFixes(ctx, m, hits);
   for (const c of hits) {
     ctx.report({ node: c.node, messageId: 'raw', data: { call: oneLine(c.node.text) }, fix: fixes.get(c.node.id) ?? { description: JUDGMENT } });
@@ -101,6 +103,7 @@ function checkPython(ctx: CheckContext): void {
   for (const call of ctx.source.root.descendantsOfType('call')) {
     if (!m.callMatches(call, vocab.alloc_calls)) continue;
     if (!m.hotPath(call) || m.debugGated(call) || onceGuarded(call)) continue;
+    if (pySetupOnceCall(m, call, ctx.config)) continue;
     ctx.report({ node: call, messageId: 'raw', data: { call: oneLine(call.text) }, fix: { description: PY_JUDGMENT } });
   }
 }
