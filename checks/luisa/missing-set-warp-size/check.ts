@@ -17,6 +17,14 @@ function warpIndexIn(m: LuisaModel, b: DslBody): SyntaxNode | null {
   return null;
 }
 
+/** Unqualified name of a generator `function_definition` (`wmma_load` in `void ns::wmma_load(...)`). */
+function generatorName(fn: SyntaxNode): string | null {
+  let d: SyntaxNode | null = fn.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type.endsWith('declarator')) ?? null;
+  const id = d?.childForFieldName('declarator')?.text.split('::').pop()?.trim() ?? '';
+  return /^\w+$/.test(id) && id !== 'main' ? id : null;
+}
+
 /** The host name to pin with: a captured `Device &device`, or a local holding `device.compute_warp_size()`. */
 const hostMemo = new WeakMap<LuisaModel, Map<string, string | null>>();
 function hostWidth(m: LuisaModel, b: DslBody): string | null {
@@ -71,6 +79,13 @@ export default defineCheck({
         // Callables of this file that use the width: a kernel calling one inlines its warp code.
         const callables = m.bodies.filter((b) => b.kind === 'Callable' && b.name);
         const names = callables.length ? callables.filter((b) => m.callsIn(b.body, USES_WIDTH).length || warpIndexIn(m, b)).map((b) => b.name!.replace(/\W/g, '')) : [];
+        // Host helper functions of this file that emit warp code (`void load(...) { ... warp_lane_id() ... }`):
+        // a kernel calling one records that code into its own body.
+        for (const c of m.callsNamed(USES_WIDTH)) {
+          const g = c.receiver ? null : m.generatorOf(c.node);
+          const name = g ? generatorName(g) : null;
+          if (name && !names.includes(name)) names.push(name);
+        }
         const warpCallables = new RegExp(`^(${names.join('|')})$`);
         // First width-dependent use per kernel, in one pass over the calls.
         const firstUse = new Map<number, SyntaxNode>();
