@@ -8,11 +8,41 @@ import type { Source } from '../../../src/sources/types.js';
 
 const ident = /\b[A-Za-z_]\w*\b/g;
 
-/** Statements of an arm: a compound statement's children, or the single statement. */
+const JUMPS = ['break_statement', 'continue_statement', 'return_statement', 'goto_statement'];
+
+/** Statements of an arm: a compound statement's children, or the single statement. A jump (`continue;`,
+ * `break;`, `return;`) ends the lane's iteration rather than adding work, so it does not count. */
 function statementsOf(arm: SyntaxNode | null): SyntaxNode[] {
   if (!arm) return [];
-  if (arm.type === 'compound_statement') return arm.namedChildren.filter((c) => c.type !== 'comment');
-  return [arm];
+  const st = arm.type === 'compound_statement' ? arm.namedChildren.filter((c) => c.type !== 'comment') : [arm];
+  return st.filter((c) => !JUMPS.includes(c.type) || (c.type === 'return_statement' && c.namedChildren.some((r) => r.type === 'call_expression')));
+}
+
+/** Names an arm assigns (`x = ...`, `x += ...`, `++x`) anywhere inside it. */
+function assignedIn(arm: SyntaxNode | null): Set<string> {
+  const out = new Set<string>();
+  for (const a of arm?.descendantsOfType(['assignment_expression', 'update_expression']) ?? []) {
+    const name = (a.childForFieldName('left') ?? a.childForFieldName('argument'))?.text.match(/^[A-Za-z_]\w*$/)?.[0];
+    if (name) out.add(name);
+  }
+  return out;
+}
+
+/**
+ * A one-shot flag: the condition tests a plain local (`!check`, `first`, `state == 0`) that one arm sets to a
+ * literal at its top level while the other arm never writes it. The branch flips once per thread (a first-
+ * iteration set-up), so it is not paid on every iteration; peeling the first iteration is the only rewrite.
+ */
+function oneShotFlag(cond: SyntaxNode, thenArm: SyntaxNode | null, elseArm: SyntaxNode | null): boolean {
+  const t = cond.text.replace(/^\((.*)\)$/s, '$1').trim();
+  const v = /^!?\s*([A-Za-z_]\w*)$/.exec(t)?.[1] ?? /^([A-Za-z_]\w*)\s*[!=]=\s*(?:-?\d+|true|false|nullptr|NULL)$/.exec(t)?.[1];
+  if (!v) return false;
+  const setsLiteral = (arm: SyntaxNode | null) =>
+    statementsOf(arm).some((s) => {
+      const e = s.type === 'expression_statement' ? s.namedChildren[0] : null;
+      return e?.type === 'assignment_expression' && e.childForFieldName('operator')?.text === '=' && e.childForFieldName('left')?.text === v && /^(-?\d+|true|false|nullptr|NULL)$/.test(e.childForFieldName('right')?.text ?? '');
+    });
+  return (setsLiteral(thenArm) && !assignedIn(elseArm).has(v)) || (setsLiteral(elseArm) && !assignedIn(thenArm).has(v));
 }
 
 /** A heavy arm costs a serialized pass: ≥ 2 statements, or any call or loop (catalog detect). */
@@ -20,6 +50,20 @@ function heavy(arm: SyntaxNode | null): boolean {
   const st = statementsOf(arm);
   if (st.length >= 2) return true;
   return st.some((s) => s.descendantsOfType(['call_expression', 'for_statement', 'while_statement', 'do_statement', 'for_range_loop']).length > 0 || ['for_statement', 'while_statement', 'do_statement', 'if_statement'].includes(s.type));
+}
+
+/** The arms of an `else` side: for an `else if` chain, each consequence and the final `else`, so a chain of
+ * light arms (`else if (cell < n) { depth--; continue; }`) weighs as light as each of them. */
+function elseArms(alt: SyntaxNode | null): (SyntaxNode | null)[] {
+  const out: (SyntaxNode | null)[] = [];
+  while (alt?.type === 'if_statement') {
+    out.push(alt.childForFieldName('consequence'));
+    const next = alt.childForFieldName('alternative');
+    alt = next ? (next.type === 'else_clause' ? next.namedChildren.find((c) => c.type !== 'comment') ?? null : next) : null;
+    if (!alt) return out;
+  }
+  out.push(alt);
+  return out;
 }
 
 /** A loop whose bound is a literal (or `#define`) ≤ 8 is fully unrolled and runs a handful of times: not an inner loop (§1.3). */
@@ -91,7 +135,8 @@ export default defineCheck({
         const alt = n.childForFieldName('alternative');
         if (!alt) return;
         const altBody = alt.type === 'else_clause' ? alt.namedChildren.find((c) => c.type !== 'comment') ?? null : alt;
-        if (!heavy(n.childForFieldName('consequence')) || !heavy(altBody)) return;
+        if (!heavy(n.childForFieldName('consequence')) || !elseArms(altBody).some(heavy)) return;
+        if (oneShotFlag(cond, n.childForFieldName('consequence'), altBody)) return;
       } else {
         const body = n.childForFieldName('body');
         const cases = body?.namedChildren.filter((c) => c.type === 'case_statement') ?? [];
