@@ -308,8 +308,12 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     }
     // `device.compile<2>([&](…) {…})` parses as `device.compile < 2 > ([&](…) {…})`: the member
     // cannot be known to be a template without semantic analysis.
-    if (!kind && p?.type === 'parenthesized_expression' && p.parent?.type === 'binary_expression' && p.parent.childForFieldName('operator')?.type === '>') {
-      const lt = p.parent.childForFieldName('left');
+    // With more arguments, `compiler.compile<1>(slot, [&](…) {…})`, the lambda is the last operand of a
+    // comma_expression inside those parentheses.
+    let pp = p;
+    while (pp?.type === 'comma_expression' && pp.parent) pp = pp.parent;
+    if (!kind && pp?.type === 'parenthesized_expression' && pp.parent?.type === 'binary_expression' && pp.parent.childForFieldName('operator')?.type === '>') {
+      const lt = pp.parent.childForFieldName('left');
       const fe = lt?.type === 'binary_expression' && lt.childForFieldName('operator')?.type === '<' ? lt.childForFieldName('left') : null;
       const field = fe?.type === 'field_expression' ? fe.childForFieldName('field') : null;
       if (field && /^compile(_async)?$/.test(textOf(field))) {

@@ -129,8 +129,9 @@ describe('luisa model', () => {
     const m2 = model(`void f(Device &device) {
   auto s1 = device.compile<2>([&](ImageFloat img) noexcept { set_block_size(16u, 16u); img.write(dispatch_id().xy(), make_float4(1.f)); });
   Kernel3D k3{[&]() noexcept { set_block_size(8u, 8u, 8u); }};
+  auto s2 = compiler.compile<1>(slot, [&](BufferFloat b) noexcept { set_block_size(64u); b.write(dispatch_x(), 1.f); });
 }`);
-    expect(m2.bodies.map((b) => [b.kind, b.dims, b.blockSize?.product])).toEqual([['compile', 2, 256], ['Kernel3D', 3, 512]]);
+    expect(m2.bodies.map((b) => [b.kind, b.dims, b.blockSize?.product])).toEqual([['compile', 2, 256], ['Kernel3D', 3, 512], ['compile', 1, 64]]);
   });
   it('links a dispatch to the shader and kernel declared in its own scope when names repeat', () => {
     const m5 = model(`void first(Device &device, Stream &stream) {
