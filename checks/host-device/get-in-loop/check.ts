@@ -1,5 +1,6 @@
-import { pythonModel } from '../../../src/analysis/python.js';
-import { unparen } from '../../../src/analysis/syntax.js';
+import { type D2H, type PyModel, pythonModel } from '../../../src/analysis/python.js';
+import { pyContextStream, pyStreamOf, streamFacts, streamKey } from '../../../src/analysis/streams.js';
+import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -15,6 +16,31 @@ function iteratesHostListOfArrays(loop: SyntaxNode, target: SyntaxNode): boolean
   if (base?.type !== 'identifier') return false;
   const left = loop.childForFieldName('left');
   return !!left && left.descendantsOfType('identifier').some((i) => i.text === base!.text);
+}
+
+/**
+ * A staged copy on its own stream, off the compute stream: `with copy_stream: d_rec[k % 2].get(out=h_pinned)`
+ * or `d.get(stream=s, out=h)` in a double-buffered conveyor, or a non-blocking `d.get(..., blocking=False)`.
+ * `.get()` waits only for the stream it copies on (CuPy syncs that stream, not the device), so when every
+ * launch in the loop is queued on other streams the GPU keeps computing while the host waits for the copy:
+ * the overlap 003 §2.3 recommends, not a ping-pong.
+ */
+function offStreamCopy(m: PyModel, d: D2H, loop: SyntaxNode, names: ReadonlySet<string>): boolean {
+  if (d.node.type !== 'call' || (d.kind !== 'get' && d.kind !== 'asnumpy')) return false;
+  const { keywords } = pyArgs(d.node);
+  if (d.kind === 'get' && keywords.get('blocking')?.text === 'False') return true;
+  const streamAt = (n: SyntaxNode): string | null => {
+    const kw = n.type === 'call' ? pyArgs(n).keywords.get('stream') : undefined;
+    return streamKey(kw ? pyStreamOf(kw.text, n, names) : pyContextStream(n, names));
+  };
+  const copy = streamAt(d.node);
+  if (copy === null) return false;
+  const work = m.gpuWorkIn(m.scopeOf(d.node)).filter((w) => w.startIndex >= loop.startIndex && w.endIndex <= loop.endIndex && w.id !== d.node.id);
+  // Work on the legacy default stream (null) would be waited for too: a blocking stream's copy is ordered after it.
+  return work.length > 0 && work.every((w) => {
+    const s = streamAt(w);
+    return s !== null && s !== copy;
+  });
 }
 
 export default defineCheck({
@@ -37,6 +63,8 @@ export default defineCheck({
       'source:exit'() {
         const m = ctx.get(pythonModel);
         if (m.testOrBench) return;
+        let names: ReadonlySet<string> | null = null;
+        const streamNames = () => (names ??= new Set(ctx.get(streamFacts).streams.map((s) => s.name)));
         for (const d of m.d2h) {
           const loop = m.loopOf(d.node);
           if (!loop || m.debugGated(d.node) || m.inCpuFallback(d.node)) continue;
@@ -45,6 +73,7 @@ export default defineCheck({
           const work = m.gpuWorkIn(scope).some((w) => (w.startIndex >= loop.startIndex && w.endIndex <= loop.endIndex && w.id !== d.node.id) || w.startIndex >= loop.endIndex);
           if (!work) continue;
           if (iteratesHostListOfArrays(loop, d.target)) continue;
+          if (offStreamCopy(m, d, loop, streamNames())) continue;
           ctx.report({
             node: d.node,
             messageId: 'd2hInLoop',
