@@ -7,8 +7,13 @@ import type { SyntaxNode } from '../../../src/engine/types.js';
 
 /** Catalog (c): names projects give the block size (template parameters and #defines). */
 const BLOCK_NAME = /^k?(BLOCK|BLOCK_SIZE|BLOCK_THREADS|BLOCK_DIM|BlockSize|BlockThreads|THREADS|THREADS_PER_BLOCK|NTHREADS|NUM_THREADS|TPB)$/;
-/** A warp index: 32 lanes per warp on every CUDA GPU. */
-const WARP_INDEX = /^threadIdx\.x\s*(\/\s*32|>>\s*5)$/;
+/** A warp index: 32 lanes per warp on every CUDA GPU (`x / 32`, `x >> 5`, `x / warpSize`, `x / WARP_SIZE` when it is 32). */
+const WARP_INDEX = /^(\w+(?:\.x)?)\s*(?:\/\s*(\w+)|>>\s*5)$/;
+/** A 2-D or 3-D block: a `[BLOCK]` extent or a `threadIdx.x` bound then sizes one side of the block, not its thread count. */
+const MULTI_DIM = /\bthreadIdx\.[yz]\b|\bblockDim\.[yz]\b/;
+/** Bounds below one warp (`<<<1, 1>>>` control kernels) or at the 1,024 default tell the compiler nothing useful. */
+const MIN_USEFUL = 32;
+const MAX_USEFUL = 1023;
 
 interface Known { n: number | string; how: string }
 
@@ -18,23 +23,49 @@ function templateParams(fn: CudaFunction): string[] {
   return (t.childForFieldName('parameters')?.namedChildren ?? []).map((p) => (p.childForFieldName('declarator') ?? p.childForFieldName('name'))?.text ?? '');
 }
 
-/** Local names that hold `threadIdx.x` (lane of block) or `threadIdx.x / 32` (warp of block). */
-function indexAliases(body: SyntaxNode): Map<string, 'thread' | 'warp'> {
+/** 32 spelled as a literal, `warpSize`, or a `#define`/constant of the file equal to 32. */
+function isWarpWidth(m: CudaModel, w: string | undefined): boolean {
+  if (w === undefined) return true; // `>> 5`
+  if (w === '32' || w === 'warpSize') return true;
+  if (!/^[A-Za-z_]\w*$/.test(w)) return false;
+  const mac = m.macros.get(w);
+  if (mac !== undefined) return mac.trim().replace(/^\((.*)\)$/, '$1').trim() === '32';
+  return new RegExp(`\\b(?:constexpr|const)\\s+(?:unsigned\\s+)?(?:int|unsigned|int32_t|uint32_t|size_t|std::size_t)\\s+${w}\\s*=\\s*32\\s*;`).test(m.source.text);
+}
+
+/** Thread (`threadIdx.x` or a local holding it) or warp (`that / 32`, `>> 5`) index of a block, or null. */
+function indexKind(m: CudaModel, idx: string, alias: Map<string, 'thread' | 'warp'>): 'thread' | 'warp' | null {
+  const t = idx.replace(/\s+/g, ' ').replace(/^\((?:unsigned|int|unsigned int)\)\s*/, '').trim();
+  if (t === 'threadIdx.x') return 'thread';
+  if (alias.has(t)) return alias.get(t)!;
+  const w = WARP_INDEX.exec(t);
+  if (w && (w[1] === 'threadIdx.x' || alias.get(w[1]) === 'thread') && isWarpWidth(m, w[2])) return 'warp';
+  return null;
+}
+
+/** Local names that hold `threadIdx.x` (lane of block) or `threadIdx.x / 32` (warp of block), also through `tid = threadIdx.x; warp = tid >> 5`. */
+function indexAliases(m: CudaModel, body: SyntaxNode): Map<string, 'thread' | 'warp'> {
   const out = new Map<string, 'thread' | 'warp'>();
   for (const d of body.descendantsOfType('init_declarator')) {
     const name = d.childForFieldName('declarator')?.text;
-    const v = d.childForFieldName('value')?.text.replace(/\s+/g, ' ').replace(/^\((?:unsigned|int|unsigned int)\)\s*/, '').trim();
+    const v = d.childForFieldName('value')?.text;
     if (!name || !v) continue;
-    if (v === 'threadIdx.x') out.set(name, 'thread');
-    else if (WARP_INDEX.test(v)) out.set(name, 'warp');
+    const k = indexKind(m, v, out);
+    if (k) out.set(name, k);
   }
   return out;
+}
+
+/** `threadIdx.x - X` / `threadIdx.x >= X`: threads past X exist, so X is a split point of the block, not its size. */
+function splitsBlockAt(text: string, x: string): boolean {
+  const e = x.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`threadIdx\\.x\\s*(?:-|>=)\\s*\\(?\\s*${e}(?![\\w.])`).test(text);
 }
 
 /** Catalog (b): a 1-D `__shared__` array of constant extent indexed by the thread or warp index bounds the block. */
 function fromSharedArrays(m: CudaModel, body: SyntaxNode): Known[] {
   const out: Known[] = [];
-  const alias = indexAliases(body);
+  const alias = indexAliases(m, body);
   for (const decl of body.descendantsOfType('declaration')) {
     if (!/^\s*(static\s+)?(volatile\s+)?__shared__\b/.test(decl.text) || /\bextern\b/.test(decl.text)) continue;
     for (const ad of decl.descendantsOfType('array_declarator')) {
@@ -44,11 +75,11 @@ function fromSharedArrays(m: CudaModel, body: SyntaxNode): Known[] {
       // A halo (`BLOCK + 2`) or padded extent is not the block size.
       if (!name || !size || /[+-]/.test(size.text)) continue;
       const E = m.constValue(size);
-      if (E === null || E <= 0) continue;
+      if (E === null || E <= 0 || splitsBlockAt(body.text, size.text)) continue;
       for (const s of body.descendantsOfType('subscript_expression')) {
         if (s.childForFieldName('argument')?.text !== name) continue;
         const idx = (s.childForFieldName('indices') ?? s.childForFieldName('index'))?.text.replace(/^\[|\]$/g, '').replace(/\s+/g, ' ').trim() ?? '';
-        const kind = idx === 'threadIdx.x' ? 'thread' : WARP_INDEX.test(idx) ? 'warp' : alias.get(idx);
+        const kind = indexKind(m, idx, alias);
         const n = kind === 'thread' ? E : kind === 'warp' ? E * 32 : null;
         if (n !== null && n % 32 === 0 && n <= 1024) {
           out.push({ n, how: `\`__shared__ ${name}[${size.text}]\` is indexed by the ${kind === 'warp' ? 'warp' : 'thread'} index, so blocks have at most ${n} threads` });
@@ -64,8 +95,10 @@ function fromSharedArrays(m: CudaModel, body: SyntaxNode): Known[] {
 function fromNames(m: CudaModel, fn: CudaFunction, body: SyntaxNode): Known[] {
   const out: Known[] = [];
   const text = body.text;
+  // `threadIdx.x < BLOCK` is a guard, not a bound: it selects part of a larger block (`else idx = threadIdx.x - BLOCK`).
   const usedAsBlock = (id: string) =>
-    new RegExp(`blockIdx\\.x\\s*\\*\\s*\\(?${id}\\b|\\b${id}\\s*\\)?\\s*\\*\\s*blockIdx\\.x|threadIdx\\.x\\s*<\\s*${id}\\b|\\+=\\s*${id}\\b|__shared__[^;]*\\[\\s*${id}\\s*\\]`).test(text);
+    new RegExp(`blockIdx\\.x\\s*\\*\\s*\\(?${id}\\b|\\b${id}\\s*\\)?\\s*\\*\\s*blockIdx\\.x|\\+=\\s*${id}\\b|__shared__[^;]*\\[\\s*${id}\\s*\\](?!\\s*\\[)`).test(text) &&
+    !splitsBlockAt(text, id);
   for (const p of templateParams(fn)) if (BLOCK_NAME.test(p) && usedAsBlock(p)) out.push({ n: p, how: `template parameter \`${p}\` is the block size` });
   for (const [k] of m.macros) {
     if (!BLOCK_NAME.test(k) || !usedAsBlock(k)) continue;
@@ -115,20 +148,24 @@ export default defineCheck({
           if (/launch_bounds/i.test(headerText) || [...m.macros].some(([k, v]) => /__launch_bounds__/.test(v) && new RegExp(`\\b${k}\\b`).test(headerText))) continue;
           const known: Known[] = [];
           const mine = launches.filter((l) => l.kernel?.fn === fn);
+          // In a 2-D/3-D block a shared extent or a BLOCK name sizes one side (`As[BLOCK][BLOCK]`, 16×16 threads): only launches give the product.
+          const fromBody = MULTI_DIM.test(body.text) ? [] : [...fromSharedArrays(m, body), ...fromNames(m, fn, body)];
           if (mine.length > 0 && mine.every((l) => l.block)) {
             const sizes = new Set(mine.map((l) => prod(l.block!)));
             if (sizes.size === 1) {
               const n = [...sizes][0];
               known.push({ n, how: `all ${mine.length} launch(es) in this file use ${n} threads per block` });
             }
-          } else if (mine.length > 0 && mine.some((l) => !l.block) && fromSharedArrays(m, body).length === 0 && fromNames(m, fn, body).length === 0) {
+          } else if (mine.length > 0 && mine.some((l) => !l.block) && fromBody.length === 0) {
             continue;
           }
-          known.push(...fromSharedArrays(m, body), ...fromNames(m, fn, body));
+          known.push(...fromBody);
           if (known.length === 0) continue;
           const distinct = [...new Set(known.map((k) => String(k.n)))];
           const numeric = known.filter((k) => typeof k.n === 'number').map((k) => k.n as number);
           const n = distinct.length === 1 ? known[0].n : numeric.length ? Math.max(...numeric) : known[0].n;
+          // `<<<1, 1>>>` control kernels and sub-warp blocks gain nothing; a bound of 1,024 is what the compiler assumes already.
+          if (typeof n === 'number' && (n < MIN_USEFUL || n > MAX_USEFUL)) continue;
           const q = qualifierNode(fn, m);
           let fix: { description: string; replace?: { from: SyntaxNode; text: string } } = {
             description: `Declare the bound: \`__launch_bounds__(${n})\` after \`__global__\` (add a second argument only after checking T·minBlocks against the targets' threads/SM).`,
