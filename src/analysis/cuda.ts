@@ -250,6 +250,11 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   };
 
   const opStarts = new Map<number, number[]>();
+  /** The innermost lambda around `n` inside its function, else the function: GPU operations in a sibling lambda are another scope. */
+  const opScope = (n: SyntaxNode, fn: SyntaxNode): number => {
+    for (let p = n.parent; p && p.id !== fn.id; p = p.parent) if (p.type === 'lambda_expression') return p.id;
+    return fn.id;
+  };
   const hotPath = (n: SyntaxNode): boolean => {
     const f = functionOf(n);
     if (!f || !f.isHost) return false;
@@ -261,14 +266,15 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       // GPU-op positions grouped by function once (per-function rescans are quadratic in large files).
       opStarts.set(-1, []);
       for (const x of launches.map((l) => l.node).concat(calls.filter((c) => gpuOpIds.has(c.node.id)).map((c) => c.node))) {
-        const id = functionOf(x)?.node.id;
-        if (id === undefined) continue;
+        const fn = functionOf(x)?.node;
+        if (!fn) continue;
+        const id = opScope(x, fn);
         const list = opStarts.get(id) ?? [];
         list.push(x.startIndex);
         opStarts.set(id, list);
       }
     }
-    const starts = opStarts.get(f.node.id) ?? [];
+    const starts = opStarts.get(opScope(n, f.node)) ?? [];
     return starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
   };
 
