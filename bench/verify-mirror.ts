@@ -13,13 +13,6 @@ import { detectLanguage } from '../src/sources/detect.js';
 import { resolveConfig } from '../src/config/schema.js';
 import { CHECKS } from '../src/engine/registry.generated.js';
 import { ensureCorpus, readCorpusFile } from './corpus.js';
-import v8 from 'node:v8';
-import vm from 'node:vm';
-
-// Trees are native memory V8 does not see: without a collection between files the realized nodes of
-// every tree stay alive (tens of GB on the whole corpus in deep mode).
-v8.setFlagsFromString('--expose-gc');
-const collect = vm.runInNewContext('gc') as () => void;
 
 async function main(): Promise<void> {
   if (!mirrorInstalled) throw new Error('the tree mirror is not installed (self-check failed or GPU_REVIEW_TREE_MIRROR=0)');
@@ -40,7 +33,6 @@ async function main(): Promise<void> {
         if (bad <= 10) console.log(`${f.path} [${s.label}]: ${r}`);
       }
     }
-    collect();
     await new Promise((r) => setImmediate(r));
   }
   console.log(`${trees} trees, ${bad} with a mismatch`);
