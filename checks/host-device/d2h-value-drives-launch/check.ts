@@ -49,6 +49,8 @@ export default defineCheck({
         const lineOf = (n: SyntaxNode) => ctx.source.toFile(n.startPosition.row, n.startPosition.column)?.line ?? n.startPosition.row + 1;
         // An async host↔device copy is a transfer, not a launch decision (`host-device/roundtrip-copy`).
         const work = m.gpuOps.filter((o) => o.kind !== 'async-copy' && !skip(o.node));
+        // Both patterns need GPU work and a device read outside loops (inside one it is get-in-loop's).
+        if (!work.length || !m.d2h.some((d) => !m.loopOf(d.node) && !skip(d.node))) return;
 
         const found = new Map<number, { origin: SyntaxNode; at: number; messageId: 'argument' | 'decision'; use: string; line: number }>();
         const consider = (d: D2H, use: SyntaxNode, at: SyntaxNode, messageId: 'argument' | 'decision', text: string) => {

@@ -99,6 +99,9 @@ export default defineCheck({
           if (!block) continue;
           byBlock.set(block.id, [...(byBlock.get(block.id) ?? []), d]);
         }
+        // Only a block with two or more reads can be reported: without one, the whole-file scans below are skipped.
+        for (const [id, reads] of byBlock) if (reads.length < 2) byBlock.delete(id);
+        if (!byBlock.size) return;
         const blockOfRead = new Map<D2H, number>();
         for (const [id, reads] of byBlock) for (const r of reads) blockOfRead.set(r, id);
         // Reads paired in one addition, per block.
