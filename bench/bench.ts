@@ -34,7 +34,7 @@ import { runChecks } from '../src/engine/runner.js';
 import { scanSuppressions } from '../src/engine/suppress.js';
 import { pythonModel } from '../src/analysis/python.js';
 import type { Language, ReviewError } from '../src/engine/types.js';
-import { ensureCorpus, readCorpusFile, type Corpus, type CorpusFile, type CorpusLang } from './corpus.js';
+import { addedFilesDiff, ensureCorpus, readCorpusFile, type Corpus, type CorpusFile, type CorpusLang } from './corpus.js';
 
 const require = createRequire(import.meta.url);
 const Cuda = require('tree-sitter-cuda') as Parser.Language;
@@ -127,21 +127,6 @@ function loadTexts(c: Corpus): Loaded[] {
 }
 
 const bytesOf = (fs: Loaded[]) => fs.reduce((a, f) => a + f.bytes, 0);
-
-/** One unified diff in which every file is added. */
-function addedFilesDiff(files: Array<{ path: string; text: string }>): string {
-  const parts: string[] = [];
-  for (const f of files) {
-    const lines = f.text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    parts.push(
-      `diff --git a/${f.path} b/${f.path}\nnew file mode 100644\n--- /dev/null\n+++ b/${f.path}\n@@ -0,0 +1,${lines.length} @@\n` +
-        lines.map((l) => '+' + l).join('\n') +
-        '\n',
-    );
-  }
-  return parts.join('');
-}
 
 // ---------------------------------------------------------------------------------------------
 // Raw parse

@@ -181,3 +181,18 @@ if (isMain()) {
   }
   console.log(`total   ${String(c.files.length).padStart(4)} files ${(c.totalBytes / 1e6).toFixed(2).padStart(6)} MB  digest ${c.digest}`);
 }
+
+/** One unified diff in which every file is added (what `npm run bench` and the findings snapshot review). */
+export function addedFilesDiff(files: Array<{ path: string; text: string }>): string {
+  const parts: string[] = [];
+  for (const f of files) {
+    const lines = f.text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    parts.push(
+      `diff --git a/${f.path} b/${f.path}\nnew file mode 100644\n--- /dev/null\n+++ b/${f.path}\n@@ -0,0 +1,${lines.length} @@\n` +
+        lines.map((l) => '+' + l).join('\n') +
+        '\n',
+    );
+  }
+  return parts.join('');
+}

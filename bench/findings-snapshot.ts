@@ -16,26 +16,11 @@ import path from 'node:path';
 import { review } from '../src/pipeline.js';
 import { resolveConfig } from '../src/config/schema.js';
 import { CHECKS } from '../src/engine/registry.generated.js';
-import { ensureCorpus, readCorpusFile } from './corpus.js';
+import { addedFilesDiff, ensureCorpus, readCorpusFile } from './corpus.js';
 
 function opt(name: string): string | undefined {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
   return a?.slice(a.indexOf('=') + 1);
-}
-
-/** Same diff as bench.ts builds: every corpus file is an added file. */
-function addedFilesDiff(files: Array<{ path: string; text: string }>): string {
-  const parts: string[] = [];
-  for (const f of files) {
-    const lines = f.text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    parts.push(
-      `diff --git a/${f.path} b/${f.path}\nnew file mode 100644\n--- /dev/null\n+++ b/${f.path}\n@@ -0,0 +1,${lines.length} @@\n` +
-        lines.map((l) => '+' + l).join('\n') +
-        '\n',
-    );
-  }
-  return parts.join('');
 }
 
 async function main(): Promise<void> {
