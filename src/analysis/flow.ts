@@ -179,6 +179,7 @@ export function functionName(fn: SyntaxNode): string {
   const py = fn.childForFieldName('name');
   if (py && isPython(fn)) return py.text;
   let d = fn.childForFieldName('declarator');
-  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
-  return d?.childForFieldName('declarator')?.text.split('::').pop() ?? '';
+  // Through pointer/reference declarators (`float& f()`: a reference_declarator has no declarator field).
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type.endsWith('declarator')) ?? null;
+  return d?.childForFieldName('declarator')?.text.split('::').pop()?.trim() ?? '';
 }

@@ -1,4 +1,5 @@
 import { luisaModel, type DslBody, type LuisaModel } from '../../../src/analysis/luisa.js';
+import { functionName } from '../../../src/analysis/flow.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -15,14 +16,6 @@ function warpIndexIn(m: LuisaModel, b: DslBody): SyntaxNode | null {
     if (p?.type === 'binary_expression' && isWarpIndex(p, c.node)) return p;
   }
   return null;
-}
-
-/** Unqualified name of a generator `function_definition` (`wmma_load` in `void ns::wmma_load(...)`). */
-function generatorName(fn: SyntaxNode): string | null {
-  let d: SyntaxNode | null = fn.childForFieldName('declarator');
-  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type.endsWith('declarator')) ?? null;
-  const id = d?.childForFieldName('declarator')?.text.split('::').pop()?.trim() ?? '';
-  return /^\w+$/.test(id) && id !== 'main' ? id : null;
 }
 
 /** The host name to pin with: a captured `Device &device`, or a local holding `device.compute_warp_size()`. */
@@ -83,7 +76,8 @@ export default defineCheck({
         // a kernel calling one records that code into its own body.
         for (const c of m.callsNamed(USES_WIDTH)) {
           const g = c.receiver ? null : m.generatorOf(c.node);
-          const name = g ? generatorName(g) : null;
+          const fname = g ? functionName(g) : '';
+          const name = /^\w+$/.test(fname) && fname !== 'main' ? fname : null;
           if (name && !names.includes(name)) names.push(name);
         }
         const warpCallables = new RegExp(`^(${names.join('|')})$`);
