@@ -65,6 +65,8 @@ export interface CudaModel {
   constValue(n: SyntaxNode | null | undefined): number | null;
   /** Threads of a block / blocks of a grid: a scalar or `dim3(x, y, z)`, as [x, y, z] when constant. */
   dim3(n: SyntaxNode | null | undefined): [number, number, number] | null;
+  /** For a `dim3` variable: its declaration's extents as written (`dim3 threads(ROWS_X, ROWS_Y)` → `(ROWS_X, ROWS_Y)`), or null. */
+  dim3Init(n: SyntaxNode): SyntaxNode | null;
   isGpuOp(n: SyntaxNode): boolean;
 }
 
@@ -431,23 +433,29 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       return [vals[0]!, vals[1] ?? 1, vals[2] ?? 1];
     }
     if (n.type === 'identifier') {
-      // `dim3 block(256, 1);` declared in the same source: the nearest declaration before the use in
-      // the same function, else the file's only declaration of that name.
-      const decls = dim3Decls().get(n.text);
-      if (decls) {
-        const fn = functionOf(n)?.node ?? null;
-        let near: Dim3Decl | null = null;
-        for (const d of decls) if (d.fn !== null && d.fn === fn && d.at < n.startIndex) near = d;
-        if (near) return near.value;
-        if (decls.length === 1) return decls[0].value;
-      }
+      const d = dim3DeclOf(n);
+      if (d) return d.value;
     }
     const v = constValue(n);
     return v === null ? null : [v, 1, 1];
   }
+  /**
+   * The `dim3 block(256, 1);` declaration a name refers to: the nearest one before the use in the same
+   * function, else the file's only declaration of that name.
+   */
+  function dim3DeclOf(n: SyntaxNode): Dim3Decl | null {
+    const decls = dim3Decls().get(n.text);
+    if (!decls) return null;
+    const fn = functionOf(n)?.node ?? null;
+    let near: Dim3Decl | null = null;
+    for (const d of decls) if (d.fn !== null && d.fn === fn && d.at < n.startIndex) near = d;
+    return near ?? (decls.length === 1 ? decls[0] : null);
+  }
   interface Dim3Decl {
     fn: SyntaxNode | null;
     at: number;
+    /** The extents as written: the constructor arguments, the braced list, the assigned value. */
+    init: SyntaxNode;
     /** Null when an extent is not a constant. */
     value: [number, number, number] | null;
   }
@@ -455,9 +463,9 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   function dim3Decls(): Map<string, Dim3Decl[]> {
     if (dim3Cache) return dim3Cache;
     const cache = (dim3Cache = new Map());
-    const add = (name: string, d: SyntaxNode, vals: Array<number | null>) => {
+    const add = (name: string, d: SyntaxNode, init: SyntaxNode, vals: Array<number | null>) => {
       const list = cache.get(name) ?? [];
-      list.push({ fn: functionOf(d)?.node ?? null, at: d.startIndex, value: vals.length && vals.every((x) => x !== null) ? [vals[0]!, vals[1] ?? 1, vals[2] ?? 1] : null });
+      list.push({ fn: functionOf(d)?.node ?? null, at: d.startIndex, init, value: vals.length && vals.every((x) => x !== null) ? [vals[0]!, vals[1] ?? 1, vals[2] ?? 1] : null });
       cache.set(name, list);
     };
     for (const d of root.descendantsOfType('declaration')) {
@@ -467,14 +475,14 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
           const name = c.childForFieldName('declarator')?.text;
           const value = c.childForFieldName('value');
           if (!name || !value) continue;
-          add(name, d, value.type === 'argument_list' || value.type === 'initializer_list' ? value.namedChildren.map((x) => constValue(x)) : [constValue(value)]);
+          add(name, d, value, value.type === 'argument_list' || value.type === 'initializer_list' ? value.namedChildren.map((x) => constValue(x)) : [constValue(value)]);
         } else if (c.type === 'function_declarator' && d.parent?.type !== 'translation_unit') {
           // C++'s most vexing parse: `dim3 blk(kThreads);` in a function body reads as a declaration of a
           // function taking a `kThreads`; it is a dim3 built from named constants.
           const name = c.childForFieldName('declarator')?.text;
           const ps = c.childForFieldName('parameters')?.namedChildren ?? [];
           if (!name || !ps.length || ps.some((p) => p.type !== 'parameter_declaration' || p.namedChildren.length !== 1)) continue;
-          add(name, d, ps.map((p) => constValue(p.childForFieldName('type'))));
+          add(name, d, c.childForFieldName('parameters')!, ps.map((p) => constValue(p.childForFieldName('type'))));
         }
       }
     }
@@ -502,6 +510,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     macros,
     constValue: (n) => constValue(n),
     dim3,
+    dim3Init: (n: SyntaxNode) => (n.type === 'identifier' ? dim3DeclOf(n)?.init ?? null : null),
     isGpuOp: (n) => gpuOpIds.has(n.id),
   };
 }

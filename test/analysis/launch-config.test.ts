@@ -47,6 +47,9 @@ describe('launch configurations', () => {
     );
     // `u` declares no block: two other functions do, so the name is ambiguous there; the one global is not.
     expect(launchConfigs.compute(s, cfg).map((l) => l.block)).toEqual([[128, 1, 1], [256, 1, 1], null, [64, 1, 1], null, [32, 4, 1]]);
+    // The declaration as written, for rules that read the names in it.
+    const m = cudaModel.compute(s, cfg);
+    expect(launchConfigs.compute(s, cfg).map((l) => (l.blockNode ? m.dim3Init(l.blockNode)?.text ?? null : null))).toEqual(['(128)', '(256)', '(n)', '(64)', null, '(32, 4)']);
   });
   it('grid-stride loops and ceil-div grids', () => {
     const m = cudaModel.compute(cu, cfg);

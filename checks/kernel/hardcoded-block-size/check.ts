@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../../../src/config/schema.js';
+import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { launchConfigs, prod, type LaunchConfig } from '../../../src/analysis/launch-config.js';
 import { occupancy, pct } from '../../../src/analysis/occupancy.js';
 import { smemFacts } from '../../../src/analysis/smem.js';
@@ -38,20 +39,12 @@ function fixedByAlgorithm(l: LaunchConfig, B: number): boolean {
 
 /**
  * Names that spell the block: the argument's own (`dim3(TILE, TILE)`, `kThreads`) and, for a `dim3 threads(...)` variable,
- * those of its nearest declaration before the launch in the same function (`dim3 threads(ROWS_X, ROWS_Y)`).
+ * those of its declaration (`dim3 threads(ROWS_X, ROWS_Y)`; the nearest before the launch in the same function).
  */
-function blockNames(l: LaunchConfig, text: string): string[] {
+function blockNames(l: LaunchConfig, m: CudaModel | null): string[] {
   const own = (l.blockNode?.text.match(/\b[A-Za-z_]\w*\b/g) ?? []).filter((n) => n !== 'dim3');
-  const t = l.blockNode?.text.trim() ?? '';
-  if (!/^[A-Za-z_]\w*$/.test(t)) return own;
-  const fn = ancestor(l.node, ['function_definition']);
-  const start = fn?.startIndex ?? 0;
-  const scope = text.slice(start, l.node.startIndex);
-  const decl = new RegExp(`\\bdim3\\s+(?:const\\s+)?${t}\\s*(?:\\(([^;]*)\\)|\\{([^;]*)\\}|=\\s*dim3\\s*\\(([^;]*)\\))\\s*;`, 'g');
-  let last: RegExpExecArray | null = null;
-  for (let m = decl.exec(scope); m; m = decl.exec(scope)) last = m;
-  const init = last ? (last[1] ?? last[2] ?? last[3] ?? '') : '';
-  return [...own, ...(init.match(/\b[A-Za-z_]\w*\b/g) ?? [])];
+  const init = m && l.blockNode ? m.dim3Init(l.blockNode) : null;
+  return [...own, ...(init?.text.match(/\b[A-Za-z_]\w*\b/g) ?? [])];
 }
 
 /** `dim3 block(TILE, TILE)` for a kernel with `__shared__ float tile[TILE][TILE + 1]`: the shared tile is sized by the same constant, so the block size is part of the algorithm. */
@@ -161,7 +154,7 @@ export default defineCheck({
           if (l.testOrBench || !l.block || !literalShaped(l.blockNode, python) || (python && dslLaunchProxy(l))) continue;
           const B = prod(l.block);
           if (B <= 0) continue;
-          const names = blockNames(l, ctx.source.text);
+          const names = blockNames(l, python ? null : ctx.get(cudaModel));
           if (
             fixedByAlgorithm(l, B) ||
             templatedOnBlock(l, B) ||
