@@ -63,6 +63,8 @@ export interface CudaModel {
   macros: Map<string, string>;
   /** Integer value of a constant expression, or null. */
   constValue(n: SyntaxNode | null | undefined): number | null;
+  /** The same for expression text (`WARP_SIZE`, `2 * kTile`): literals, `#define`s and constants of the source. */
+  constValueOfText(t: string): number | null;
   /** Threads of a block / blocks of a grid: a scalar or `dim3(x, y, z)`, as [x, y, z] when constant. */
   dim3(n: SyntaxNode | null | undefined): [number, number, number] | null;
   /** For a `dim3` variable: its declaration's extents as written (`dim3 threads(ROWS_X, ROWS_Y)` → `(ROWS_X, ROWS_Y)`), or null. */
@@ -510,6 +512,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     macros,
     constValue: (n) => constValue(n),
     dim3,
+    constValueOfText: (t: string) => evalText(t, 0),
     dim3Init: (n: SyntaxNode) => (n.type === 'identifier' ? dim3DeclOf(n)?.init ?? null : null),
     isGpuOp: (n) => gpuOpIds.has(n.id),
   };

@@ -27,10 +27,7 @@ function templateParams(fn: CudaFunction): string[] {
 function isWarpWidth(m: CudaModel, w: string | undefined): boolean {
   if (w === undefined) return true; // `>> 5`
   if (w === '32' || w === 'warpSize') return true;
-  if (!/^[A-Za-z_]\w*$/.test(w)) return false;
-  const mac = m.macros.get(w);
-  if (mac !== undefined) return mac.trim().replace(/^\((.*)\)$/, '$1').trim() === '32';
-  return new RegExp(`\\b(?:constexpr|const)\\s+(?:unsigned\\s+)?(?:int|unsigned|int32_t|uint32_t|size_t|std::size_t)\\s+${w}\\s*=\\s*32\\s*;`).test(m.source.text);
+  return /^[A-Za-z_]\w*$/.test(w) && m.constValueOfText(w) === 32;
 }
 
 /** Thread (`threadIdx.x` or a local holding it) or warp (`that / 32`, `>> 5`) index of a block, or null. */
