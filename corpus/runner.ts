@@ -160,8 +160,7 @@ export function loadCorpus(dir = corpusDir(), knownRules: ReadonlySet<string> = 
     }
   }
   const judgements: Judgement[] = [];
-  const jf = path.join(dir, 'judgements.tsv');
-  if (existsSync(jf)) {
+  for (const jf of [path.join(dir, 'judgements.tsv'), ...tsvFiles(path.join(dir, 'judgements'))].filter((f) => existsSync(f))) {
     for (const r of readTsv(jf)) {
       if ((r.kind !== 'clean' && r.kind !== 'fix') || !['TP', 'FP', 'debatable'].includes(r.verdict) || !/^\d+$/.test(r.line ?? '')) {
         problems.push(`${r.__line}: bad judgement`);
