@@ -16,7 +16,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { resolveConfig, type ResolvedConfig } from '../src/config/schema.js';
 import { CHECKS } from '../src/engine/registry.generated.js';
 import type { Finding } from '../src/engine/types.js';
-import { review } from '../src/pipeline.js';
+import { review, type ReviewOutput } from '../src/pipeline.js';
 
 export const FORBIDDEN = [
   'jarmak-personal/vibespatial',
@@ -268,12 +268,26 @@ function covers(f: FindingOut, start: number, end: number): boolean {
 
 const fileReader = (git: Git, commit: string) => async (p: string) => git.show(commit, p);
 
+/** Rows of one fix and path share their two reviews. */
+const reviews = new Map<string, Promise<ReviewOutput>>();
+function cachedReview(git: Git, from: string, to: string, p: string, config: ResolvedConfig): Promise<ReviewOutput> | null {
+  const key = `${git.dir}\0${from}\0${to}\0${p}`;
+  let got = reviews.get(key);
+  if (!got) {
+    const diff = git.diff(from, to, p);
+    if (!diff.trim()) return null;
+    got = review({ diff, config, scope: 'added', readFile: fileReader(git, to), workers: 0 });
+    reviews.set(key, got);
+  }
+  return got;
+}
+
 export async function runRow(row: RealRow, git: Git, config: ResolvedConfig, half: Half): Promise<RowResult> {
   const res: RowResult = { id: row.id, repo: row.repo, half, rule: row.rule, family: row.family, status: 'ok', hitFamily: false, hitExact: false, intro: [], fix: [] };
   try {
-    const introDiff = git.diff(row.fix, row.parent, row.path);
-    if (!introDiff.trim()) throw new Error(`git diff ${row.fix.slice(0, 10)} ${row.parent.slice(0, 10)} -- ${row.path} is empty`);
-    const intro = await review({ diff: introDiff, config, scope: 'added', readFile: fileReader(git, row.parent), workers: 0 });
+    const pending = cachedReview(git, row.fix, row.parent, row.path, config);
+    if (!pending) throw new Error(`git diff ${row.fix.slice(0, 10)} ${row.parent.slice(0, 10)} -- ${row.path} is empty`);
+    const intro = await pending;
     const file = intro.result.files.find((f) => f.path === row.path);
     if (file?.skipped) res.skipped = file.skipped;
     res.intro = intro.result.findings.filter((f) => f.path === row.path).map(out);
@@ -284,9 +298,9 @@ export async function runRow(row: RealRow, git: Git, config: ResolvedConfig, hal
     const inRange = res.intro.filter((f) => covers(f, row.start, row.end));
     res.hitFamily = inRange.some((f) => familyOf(f.rule) === row.family || (f.also ?? []).some((a) => familyOf(a) === row.family));
     res.hitExact = inRange.some((f) => f.rule === row.rule || (f.also ?? []).includes(row.rule));
-    const fixDiff = git.diff(row.parent, row.fix, row.path);
-    if (fixDiff.trim() && git.show(row.fix, row.path) !== null) {
-      const fx = await review({ diff: fixDiff, config, scope: 'added', readFile: fileReader(git, row.fix), workers: 0 });
+    const fixPending = git.show(row.fix, row.path) !== null ? cachedReview(git, row.parent, row.fix, row.path, config) : null;
+    if (fixPending) {
+      const fx = await fixPending;
       res.fix = fx.result.findings.filter((f) => f.path === row.path && familyOf(f.ruleId) === row.family).map(out);
     }
   } catch (e) {
