@@ -192,6 +192,27 @@ function warpPerItem(l: LaunchConfig, B: number): boolean {
   return B === 32 && /\b__(shfl\w*_sync|ballot_sync|any_sync|all_sync|reduce_\w+_sync|match_\w+_sync)\b|tiled_partition/.test(l.kernel?.fn.body?.text ?? '');
 }
 
+/**
+ * Warp per item with several warps per block: the host sizes the grid in warps (`CEIL_DIV(N * WARP_SIZE, block)`)
+ * and the kernel works per warp (`warp_id = threadIdx.x / WARP_SIZE`, `tiled_partition<32>`). The block only groups
+ * independent warps (items per block); each warp's work and registers do not depend on it.
+ */
+function warpsPerBlock(l: LaunchConfig, B: number): boolean {
+  const k = l.kernel;
+  if (B % 32 !== 0 || !k?.fn.body) return false;
+  // A warp-width name defined in another header (`WARP_SIZE`) counts unless this file defines it otherwise.
+  const is32 = (t: string) => {
+    const v = k.model.constValueOfText(t);
+    return t === '32' || t === 'warpSize' || v === 32 || (v === null && /^(WARP_SIZE|kWarpSize|WARPSIZE|warp_size)$/.test(t));
+  };
+  const grid = expandLocal(l.gridNode, l).replace(/\s+/g, '');
+  const factors = [...grid.matchAll(/\*(\w+)/g), ...grid.matchAll(/(\w+)(?=\*)/g)].map((m) => m[1]!);
+  if (!factors.some(is32)) return false;
+  const body = k.fn.body.text;
+  const divisors = [...body.matchAll(/threadIdx\.x\s*\/\s*(\w+)/g)].map((m) => m[1]!);
+  return divisors.some(is32) || /threadIdx\.x\s*>>\s*5\b|tiled_partition\s*<\s*\w+\s*>|meta_group_rank\s*\(/.test(body);
+}
+
 /** `k<256><<<g, 256>>>`: a template instantiated on the block size is a block-cooperative algorithm sized at compile time. */
 function templatedOnBlock(l: LaunchConfig, B: number): boolean {
   const callee = l.node.childForFieldName('function');
@@ -236,6 +257,7 @@ export default defineCheck({
             kernelNamesBlock(l, names) ||
             smemSizedByBlock(l, names) ||
             assertedByHost(l, names) ||
+            warpsPerBlock(l, B) ||
             warpPerItem(l, B)
           ) {
             fixed.add(l);
