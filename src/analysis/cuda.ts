@@ -283,20 +283,74 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   };
 
   // Constant evaluation: literals, #define, constexpr/const integer locals and globals, sizeof, arithmetic.
-  const constDecls = new Map<string, SyntaxNode>();
+  // A name resolves by scope: the nearest declaration before the use in the same function (a non-const
+  // local or a parameter of that name is not a constant), else a namespace/class-scope constant. A
+  // `const int threads = 512` of one function never answers for a `threads` parameter of another.
+  interface ConstDecl { fn: SyntaxNode | null; at: number; value: SyntaxNode | null }
+  const enclosingFn = (n: SyntaxNode): SyntaxNode | null => {
+    for (let p = n.parent; p; p = p.parent) if (p.type === 'function_definition') return p;
+    return null;
+  };
+  const scoped = new Map<string, ConstDecl[]>();
+  const addScoped = (name: string, d: ConstDecl) => {
+    const l = scoped.get(name) ?? [];
+    l.push(d);
+    scoped.set(name, l);
+  };
   for (const d of root.descendantsOfType('declaration')) {
     const quals = d.children.filter((c) => c.type === 'type_qualifier' || c.type === 'storage_class_specifier').map((c) => c.text);
-    if (!quals.some((q) => q === 'const' || q === 'constexpr' || q === 'static')) continue;
-    for (const init of d.namedChildren.filter((c) => c.type === 'init_declarator')) {
-      const name = init.childForFieldName('declarator');
-      const value = init.childForFieldName('value');
-      if (name?.type === 'identifier' && value) constDecls.set(name.text, value);
+    const isConst = quals.some((q) => q === 'const' || q === 'constexpr' || q === 'static');
+    const fn = enclosingFn(d);
+    for (const c of d.namedChildren) {
+      const name = c.type === 'init_declarator' ? c.childForFieldName('declarator') : c.type === 'identifier' ? c : null;
+      if (name?.type !== 'identifier') continue;
+      const value = c.type === 'init_declarator' ? c.childForFieldName('value') : null;
+      // Namespace-scope non-const names are not tracked (the old behaviour); function-local ones shadow.
+      if (!isConst && !fn) continue;
+      addScoped(name.text, { fn, at: d.startIndex, value: isConst ? value : null });
     }
   }
+  const paramNames = new Map<number, Set<string>>();
+  const paramsOf = (fn: SyntaxNode): Set<string> => {
+    let s = paramNames.get(fn.id);
+    if (!s) {
+      s = new Set();
+      let d = fn.childForFieldName('declarator');
+      while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren[0] ?? null;
+      for (const p of d?.childForFieldName('parameters')?.namedChildren ?? []) {
+        const id = p.descendantsOfType('identifier').pop();
+        if (id) s.add(id.text);
+      }
+      paramNames.set(fn.id, s);
+    }
+    return s;
+  };
+  /** The declaration value a name means at `use` (a node, or null for text from a macro body). */
+  const constDeclOf = (name: string, use: SyntaxNode | null): SyntaxNode | null | undefined => {
+    const list = scoped.get(name);
+    if (!list) return undefined;
+    const globals = list.filter((d) => d.fn === null);
+    const fn = use ? enclosingFn(use) : null;
+    if (fn) {
+      let near: ConstDecl | null = null;
+      for (const d of list) if (d.fn?.id === fn.id && d.at < use!.startIndex) near = d;
+      if (near) return near.value;
+      if (paramsOf(fn).has(name)) return null;
+    }
+    if (globals.length) return globals[globals.length - 1].value;
+    // A use outside any function (a global initialiser, a macro body) may name a function's local only when
+    // every declaration of it agrees.
+    if (!fn) {
+      const texts = new Set(list.map((d) => d.value?.text ?? '\u0000'));
+      if (texts.size === 1 && list[0].value) return list[0].value;
+    }
+    return null;
+  };
+  const constDecls = { has: (name: string) => scoped.has(name), get: (name: string) => constDeclOf(name, null) ?? undefined };
   for (const e of root.descendantsOfType('enumerator')) {
     const name = e.childForFieldName('name')?.text;
     const value = e.childForFieldName('value');
-    if (name && value) constDecls.set(name, value);
+    if (name && value) addScoped(name, { fn: null, at: e.startIndex, value });
   }
   const evalText = (t: string, depth: number): number | null => {
     const m = /^\(?\s*(\d+)[uUlL]*\s*\)?$/.exec(t.trim());
@@ -380,7 +434,10 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       case 'identifier': {
         const mv = macros.get(n.text);
         if (mv !== undefined) v = evalText(mv, depth + 1);
-        else if (constDecls.has(n.text)) v = constValue(constDecls.get(n.text), depth + 1);
+        else if (constDecls.has(n.text)) {
+          const d = constDeclOf(n.text, n);
+          v = d ? constValue(d, depth + 1) : null;
+        }
         else if (source.placeholders?.has(n.text)) {
           const pv = source.placeholders.get(n.text);
           v = pv && /^\d+$/.test(pv.trim()) ? Number(pv.trim()) : null;
@@ -443,7 +500,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
   }
   /**
    * The `dim3 block(256, 1);` declaration a name refers to: the nearest one before the use in the same
-   * function, else the file's only declaration of that name.
+   * function, else the file's only namespace-scope declaration of that name.
    */
   function dim3DeclOf(n: SyntaxNode): Dim3Decl | null {
     const decls = dim3Decls().get(n.text);
@@ -451,7 +508,10 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     const fn = functionOf(n)?.node ?? null;
     let near: Dim3Decl | null = null;
     for (const d of decls) if (d.fn !== null && d.fn === fn && d.at < n.startIndex) near = d;
-    return near ?? (decls.length === 1 ? decls[0] : null);
+    if (near) return near;
+    // Another function's local never answers for this one (a `threads` parameter is not their `dim3 threads`).
+    const globals = decls.filter((d) => d.fn === null);
+    return fn ? (globals.length === 1 ? globals[0] : null) : decls.length === 1 ? decls[0] : null;
   }
   interface Dim3Decl {
     fn: SyntaxNode | null;

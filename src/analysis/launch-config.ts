@@ -18,6 +18,8 @@ export interface LaunchConfig {
   label: string;
   gridNode: SyntaxNode | null;
   blockNode: SyntaxNode | null;
+  /** The dynamic shared-memory argument, when the launch passes one. */
+  smemNode: SyntaxNode | null;
   grid: [number, number, number] | null;
   block: [number, number, number] | null;
   /** The launched kernel's definition, when its source is in this file (or the Python file's kernel strings). */
@@ -51,6 +53,7 @@ function build(source: Source, config: ResolvedConfig): LaunchConfig[] {
         label: l.cudaName ?? l.kernel?.text ?? '?',
         gridNode: l.grid,
         blockNode: l.block,
+        smemNode: l.smem ?? null,
         grid: pl.dims(l.grid),
         block: pl.dims(l.block),
         kernel,
@@ -66,6 +69,7 @@ function build(source: Source, config: ResolvedConfig): LaunchConfig[] {
       label: l.kernel ?? '?',
       gridNode: l.grid,
       blockNode: l.block,
+      smemNode: l.smem,
       grid: m.dim3(l.grid),
       block: m.dim3(l.block),
       kernel: fn ? { fn, model: m } : null,

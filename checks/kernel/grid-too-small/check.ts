@@ -1,11 +1,13 @@
 import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { smallestSmTarget } from '../../../src/analysis/occupancy.js';
-import { quote } from '../../../src/analysis/syntax.js';
+import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 
 /** Final passes of multi-pass reductions/scans combine at most one block of partials (catalog do-not-flag). */
 const FINAL_PASS = /final|finalize|combine|second_pass|last_block|_tail/i;
 const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
+/** The kernel requires a one-block grid: `assert(gridDim.x == 1)` (a deterministic single-block reduction). */
+const ONE_BLOCK_ASSERT = /\bassert\s*\(\s*gridDim\.x\s*==\s*1\s*\)/;
 
 export default defineCheck({
   id: 'kernel/grid-too-small',
@@ -31,12 +33,22 @@ export default defineCheck({
         const gpu = smallestSmTarget(ctx.config.targets);
         if (!gpu) return;
         const minBlocks = Math.ceil(gpu.sms / 2);
-        for (const l of ctx.get(launchConfigs)) {
+        const launches = ctx.get(launchConfigs);
+        for (const l of launches) {
           if (l.testOrBench || !l.grid || !l.block) continue;
           const G = prod(l.grid);
           const B = prod(l.block);
           if (G <= 0 || B <= 0) continue;
           if (FINAL_PASS.test(l.label)) continue;
+          if (G === 1) {
+            // The kernel itself demands one block (determinism by a single-block reduction).
+            if (ONE_BLOCK_ASSERT.test(l.kernel?.fn.body?.text ?? '')) continue;
+            // A second pass: the same function launched this kernel before with a larger grid, and this one-block
+            // launch combines that pass's per-block partials (at most one block of them).
+            const fn = ancestor(l.node, ['function_definition']);
+            const earlier = fn && launches.some((o) => o !== l && o.label === l.label && o.node.startIndex < l.node.startIndex && ancestor(o.node, ['function_definition'])?.id === fn.id && (!o.grid || prod(o.grid) > 1));
+            if (earlier) continue;
+          }
           // A <<<1,1>>> kernel without a loop keeps a scalar on the device instead of a D2H round trip
           // (003 §8.2 outranks §8.4); without its body we cannot tell, so stay quiet.
           if (G === 1 && B === 1) {

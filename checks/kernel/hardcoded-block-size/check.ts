@@ -52,7 +52,9 @@ function sharedSizedByBlockName(l: LaunchConfig, names: string[]): boolean {
   const body = l.kernel?.fn.body?.text ?? '';
   if (!names.length) return false;
   const extents = [...body.matchAll(/(?:__shared__|\[\[shared\]\])[^;{}]*?((?:\[[^\]]+\])+)/g)].map((m) => m[1]!);
-  return names.some((n) => extents.some((e) => new RegExp(`\\b${n}\\b`).test(e)));
+  // Also a shared buffer templated on it (`__shared__ uninitialized_array<T, kBlock> tmp;`, `BlockReduce<T, kBlock>::TempStorage`).
+  const templated = [...body.matchAll(/(?:__shared__|\[\[shared\]\])[^;{}]*?<([^;{}]*)>[^;{}]*;/g)].map((m) => m[1]!);
+  return names.some((n) => [...extents, ...templated].some((e) => new RegExp(`\\b${n}\\b`).test(e)));
 }
 
 /**
@@ -89,6 +91,73 @@ function kernelSpellsBlock(l: LaunchConfig, B: number, names: string[]): boolean
   return cub.test(body) || index.test(body);
 }
 
+/** The launching function (C++ or Python) around a launch. */
+function hostFunction(l: LaunchConfig): SyntaxNode | null {
+  return ancestor(l.node, ['function_definition']);
+}
+
+/**
+ * An argument's text with the initialisers of the local names it uses spliced in (`nshared` → `threads.y * sizeof(U)`),
+ * from the nearest assignment before the launch in the same function, three levels deep.
+ */
+function expandLocal(n: SyntaxNode | null, l: LaunchConfig): string {
+  if (!n) return '';
+  const fn = hostFunction(l);
+  const before = fn ? fn.text.slice(0, l.node.startIndex - fn.startIndex) : '';
+  let text = n.text;
+  const seen = new Set<string>();
+  for (let depth = 0; depth < 3; depth++) {
+    const names = (text.match(/\b[A-Za-z_]\w*\b/g) ?? []).filter((x) => !seen.has(x));
+    if (!names.length || !before) break;
+    for (const name of names) {
+      seen.add(name);
+      const hits = [...before.matchAll(new RegExp(`\\b${name}\\s*(?:=(?!=)|\\()\\s*([^;\\n]+)`, 'g'))];
+      if (hits.length) text += ' ' + hits[hits.length - 1]![1];
+    }
+  }
+  return text;
+}
+
+const SM_COUNT = /multiProcessorCount|MultiProcessorCount|maxThreadsPerMultiProcessor|multi_processor_count|MULTIPROCESSOR_COUNT|\b(num_sms|n_sms|sm_count|num_sm|numSMs|nSMs)\b/;
+
+/**
+ * The host sizes the grid from the GPU's SM count (`blocks_per_sm * prop.multiProcessorCount`): a persistent grid whose
+ * author already did the occupancy arithmetic for this block size.
+ */
+function gridFromSmCount(l: LaunchConfig): boolean {
+  return SM_COUNT.test(expandLocal(l.gridNode, l));
+}
+
+/**
+ * The block size also sizes the launch's dynamic shared memory (`nshared = threads.y * sizeof(U)`,
+ * `(block_size - 32) * f128::size * sizeof(float)`): the kernel's shared-memory layout is built on it.
+ */
+function smemSizedByBlock(l: LaunchConfig, names: string[]): boolean {
+  if (!l.smemNode || !names.length) return false;
+  const t = expandLocal(l.smemNode, l);
+  return names.some((n) => new RegExp(`\\b${n}\\b`).test(t));
+}
+
+/** The launching function asserts a divisibility or shape on the block size (`assert(N % (block_size * 8) == 0)`). */
+function assertedByHost(l: LaunchConfig, names: string[]): boolean {
+  const fn = hostFunction(l);
+  if (!fn || !names.length) return false;
+  const asserts = fn.text.match(/\b(?:assert|static_assert|AT_ASSERTM?|TORCH_CHECK|TORCH_INTERNAL_ASSERT)\s*\([^;]*/g) ?? [];
+  return names.some((n) => asserts.some((a) => new RegExp(`\\b${n}\\b`).test(a)));
+}
+
+/**
+ * The kernel is written against the launch's named block constant: its body or its `__launch_bounds__` spells the same
+ * file-level constant (`__launch_bounds__(CTA_SIZE)`, `constexpr int per_thread = TILE / CTA_SIZE`).
+ */
+function kernelNamesBlock(l: LaunchConfig, names: string[]): boolean {
+  const k = l.kernel;
+  if (!k) return false;
+  const text = (k.fn.body?.text ?? '') + ' ' + (k.fn.launchBounds?.node.text ?? '');
+  const consts = names.filter((n) => n !== 'dim3' && (k.model.macros.has(n) || k.model.constValueOfText(n) !== null));
+  return consts.some((n) => new RegExp(`\\b${n}\\b`).test(text));
+}
+
 const norm = (n: SyntaxNode | null) => n?.text.replace(/\s+/g, '') ?? '';
 
 /**
@@ -110,14 +179,38 @@ function dslLaunchProxy(l: LaunchConfig): boolean {
   return fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'launch' && fn.childForFieldName('object')?.type === 'call';
 }
 
-/** `<<<1, 1>>>`: one thread in all, a serial task (building a scene, a dynamic-parallelism recursion step); occupancy does not apply. */
-function singleThread(l: LaunchConfig, B: number): boolean {
-  return B === 1 && !!l.grid && prod(l.grid) === 1;
+/**
+ * `<<<1, B>>>`: one block in all (a serial task, a deterministic single-block reduction): one SM runs it whatever the
+ * block size, so the occupancy API, which maximises resident blocks per SM, has nothing to choose.
+ */
+function singleBlock(l: LaunchConfig): boolean {
+  return !!l.grid && prod(l.grid) === 1;
 }
 
 /** One warp per item (`<<<n, 32>>>` with warp shuffles/votes): the block is the warp the algorithm reduces over. */
 function warpPerItem(l: LaunchConfig, B: number): boolean {
   return B === 32 && /\b__(shfl\w*_sync|ballot_sync|any_sync|all_sync|reduce_\w+_sync|match_\w+_sync)\b|tiled_partition/.test(l.kernel?.fn.body?.text ?? '');
+}
+
+/**
+ * Warp per item with several warps per block: the host sizes the grid in warps (`CEIL_DIV(N * WARP_SIZE, block)`)
+ * and the kernel works per warp (`warp_id = threadIdx.x / WARP_SIZE`, `tiled_partition<32>`). The block only groups
+ * independent warps (items per block); each warp's work and registers do not depend on it.
+ */
+function warpsPerBlock(l: LaunchConfig, B: number): boolean {
+  const k = l.kernel;
+  if (B % 32 !== 0 || !k?.fn.body) return false;
+  // A warp-width name defined in another header (`WARP_SIZE`) counts unless this file defines it otherwise.
+  const is32 = (t: string) => {
+    const v = k.model.constValueOfText(t);
+    return t === '32' || t === 'warpSize' || v === 32 || (v === null && /^(WARP_SIZE|kWarpSize|WARPSIZE|warp_size)$/.test(t));
+  };
+  const grid = expandLocal(l.gridNode, l).replace(/\s+/g, '');
+  const factors = [...grid.matchAll(/\*(\w+)/g), ...grid.matchAll(/(\w+)(?=\*)/g)].map((m) => m[1]!);
+  if (!factors.some(is32)) return false;
+  const body = k.fn.body.text;
+  const divisors = [...body.matchAll(/threadIdx\.x\s*\/\s*(\w+)/g)].map((m) => m[1]!);
+  return divisors.some(is32) || /threadIdx\.x\s*>>\s*5\b|tiled_partition\s*<\s*\w+\s*>|meta_group_rank\s*\(/.test(body);
 }
 
 /** `k<256><<<g, 256>>>`: a template instantiated on the block size is a block-cooperative algorithm sized at compile time. */
@@ -161,12 +254,16 @@ export default defineCheck({
             sharedSizedByBlockName(l, names) ||
             sharedSizedByBlockValue(l, B, ctx.config) ||
             kernelSpellsBlock(l, B, names) ||
+            kernelNamesBlock(l, names) ||
+            smemSizedByBlock(l, names) ||
+            assertedByHost(l, names) ||
+            warpsPerBlock(l, B) ||
             warpPerItem(l, B)
           ) {
             fixed.add(l);
             continue;
           }
-          if (singleThread(l, B)) continue;
+          if (singleBlock(l) || gridFromSmCount(l)) continue;
           candidates.push({ l, B });
         }
         for (const { l, B } of candidates) {

@@ -11,9 +11,39 @@ const BLOCK_NAME = /^k?(BLOCK|BLOCK_SIZE|BLOCK_THREADS|BLOCK_DIM|BlockSize|Block
 const WARP_INDEX = /^(\w+(?:\.x)?)\s*(?:\/\s*(\w+)|>>\s*5)$/;
 /** A 2-D or 3-D block: a `[BLOCK]` extent or a `threadIdx.x` bound then sizes one side of the block, not its thread count. */
 const MULTI_DIM = /\bthreadIdx\.[yz]\b|\bblockDim\.[yz]\b/;
-/** Bounds below one warp (`<<<1, 1>>>` control kernels) or at the 1,024 default tell the compiler nothing useful. */
+/** Bounds below one warp (`<<<1, 1>>>` control kernels) tell the compiler nothing useful. */
 const MIN_USEFUL = 32;
-const MAX_USEFUL = 1023;
+const MAX_USEFUL = 1024;
+/** Registers one thread can address: a bound only matters once regs/SM ÷ its threads falls below this. */
+const MAX_REGS_PER_THREAD = 255;
+const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
+const STATEMENTS = ['expression_statement', 'declaration', 'if_statement', 'return_statement', 'switch_statement'];
+
+/**
+ * `__launch_bounds__(n)` alone caps registers at regs/SM ÷ n (rounded to the allocation unit); at n ≤ 256 that is
+ * 256 or more, above the 255 a thread can use, so the bound changes no allocation (nvcc 13, sm_80: a 198-register
+ * kernel keeps ~190 with `__launch_bounds__(256)` and drops to 168 with 384). The cap first bites above 256 threads.
+ */
+function boundCapsRegisters(n: number, gpus: ReadonlyArray<{ regsPerSm: number; warp: number; regAllocGranularityPerWarp: number }>): boolean {
+  return gpus.some((g) => {
+    const warps = Math.ceil(n / g.warp);
+    const perWarp = Math.floor(g.regsPerSm / warps / g.regAllocGranularityPerWarp) * g.regAllocGranularityPerWarp;
+    return Math.floor(perWarp / g.warp) < MAX_REGS_PER_THREAD;
+  });
+}
+
+/**
+ * A kernel without the live state that reaches a register cap (128 registers at 512 threads, 64 at 1,024): no
+ * per-thread array, no nested or unrolled loop, a modest body (block reductions, element-wise loops, a grid-stride
+ * gather). It fits the block's register budget already, so a bound changes nothing.
+ */
+function light(body: SyntaxNode): boolean {
+  if (body.descendantsOfType('declaration').some((d) => !/__shared__/.test(d.text) && d.descendantsOfType('array_declarator').length > 0)) return false;
+  if (/#\s*pragma\s+unroll(?!\s*1\b)/.test(body.text)) return false;
+  const loops = LOOPS.flatMap((t) => body.descendantsOfType(t));
+  if (loops.some((l) => LOOPS.some((t) => l.descendantsOfType(t).some((x) => x.id !== l.id)))) return false;
+  return STATEMENTS.reduce((a, t) => a + body.descendantsOfType(t).length, 0) <= 30;
+}
 
 interface Known { n: number | string; how: string }
 
@@ -78,7 +108,8 @@ function fromSharedArrays(m: CudaModel, body: SyntaxNode): Known[] {
         const idx = (s.childForFieldName('indices') ?? s.childForFieldName('index'))?.text.replace(/^\[|\]$/g, '').replace(/\s+/g, ' ').trim() ?? '';
         const kind = indexKind(m, idx, alias);
         const n = kind === 'thread' ? E : kind === 'warp' ? E * 32 : null;
-        if (n !== null && n % 32 === 0 && n <= 1024) {
+        // 32 warp slots (or 1,024 thread slots) fit any block: only a launch can say the block is 1,024.
+        if (n !== null && n % 32 === 0 && n < 1024) {
           out.push({ n, how: `\`__shared__ ${name}[${size.text}]\` is indexed by the ${kind === 'warp' ? 'warp' : 'thread'} index, so blocks have at most ${n} threads` });
           break;
         }
@@ -126,10 +157,10 @@ export default defineCheck({
   citation:
     '003 §9 Pass 3 ("__launch_bounds__ on kernels with known max block size (Section 3.1)"); 003 §10 (register warning row, action "__launch_bounds__"); 004 §H2.3 Compiler Hints to Optimize Occupancy; 004 §H2.2 (Use __launch_bounds__)',
   summary: 'A kernel whose maximum block size is fixed (constant launches, block-sized shared arrays, a BLOCK_SIZE parameter) but that has no __launch_bounds__.',
-  why: 'Without `__launch_bounds__` the compiler assumes up to 1,024 threads per block when budgeting registers (004 §H2.3), while register use above 64/thread (datacenter) or 43/thread (consumer) already costs occupancy (003 §10); telling it the real maximum lets it fit registers to the block.',
+  why: 'Without `__launch_bounds__` nvcc does not budget registers for the block size (004 §H2.3): it may give a thread up to 255 registers, so a block of more than 256 threads can exceed the 64K-register file (a launch failure, "too many resources requested") or run at fewer resident blocks than planned (003 §10). The bound makes the compiler fit registers to regs/SM ÷ threads (128 at 512 threads, 64 at 1,024).',
   messages: {
     missing:
-      'Kernel has a known maximum block size but no __launch_bounds__; the compiler cannot fit registers to it: `{{kernel}}` — {{how}}; add `__launch_bounds__({{n}})`.',
+      'Kernel has a known maximum block size above 256 threads but no __launch_bounds__; the compiler does not fit registers to it: `{{kernel}}` — {{how}}; add `__launch_bounds__({{n}})`.',
   },
   fix: 'safe',
   create(ctx) {
@@ -163,6 +194,10 @@ export default defineCheck({
           const n = distinct.length === 1 ? known[0].n : numeric.length ? Math.max(...numeric) : known[0].n;
           // `<<<1, 1>>>` control kernels and sub-warp blocks gain nothing; a bound of 1,024 is what the compiler assumes already.
           if (typeof n === 'number' && (n < MIN_USEFUL || n > MAX_USEFUL)) continue;
+          // A bound that caps nothing (≤ 256 threads), or a kernel too light to reach any cap, gains nothing from it.
+          const gpus = ctx.config.targets.length ? ctx.config.targets : [{ regsPerSm: 65536, warp: 32, regAllocGranularityPerWarp: 256 }];
+          if (typeof n === 'number' && !boundCapsRegisters(n, gpus)) continue;
+          if (light(body)) continue;
           const q = qualifierNode(fn, m);
           let fix: { description: string; replace?: { from: SyntaxNode; text: string } } = {
             description: `Declare the bound: \`__launch_bounds__(${n})\` after \`__global__\` (add a second argument only after checking T·minBlocks against the targets' threads/SM).`,

@@ -33,6 +33,9 @@ export default defineCheck({
         const m = ctx.get(cudaModel);
         if (m.testOrBench) return;
         const launches = ctx.get(launchConfigs);
+        // Kernel strings in Python: the launches are the host file's (`RawKernel` calls, `runtime.launch`).
+        const hostLaunches = ctx.source.parent ? launchConfigs.compute(ctx.source.parent, ctx.config) : [];
+        const launched = (fn: { name: string }) => [...launches, ...hostLaunches].filter((l) => l.kernel?.fn === fn || l.kernel?.fn.name === fn.name);
         for (const fn of m.kernels.values()) {
           const body = fn.body;
           if (!body || hasGridStrideLoop(fn)) continue;
@@ -60,7 +63,12 @@ export default defineCheck({
           // Warp-per-item / block-per-item: the element index is re-derived (`i / 32`, `i >> 5`) for the work.
           if (new RegExp(`\\b${name}\\s*(/|>>)\\s*(32|5|warpSize)\\b`).test(body.text)) continue;
           const cond = guards[0]!.childForFieldName('condition')!;
-          const own = launches.filter((l) => l.kernel?.fn === fn && l.block);
+          // Only where the launch is in view: a kernel launched through a helper that sizes the grid from n
+          // (`linear_kernel(k, 0, s, n, ...)`, `wp_launch_device(ctx, k, n, ...)`) or from another file gets one
+          // thread per element by the project's design, and nothing here shows a grid to change.
+          const mine = launched(fn);
+          if (!mine.length) continue;
+          const own = mine.filter((l) => l.block);
           const B = own.length ? prod(own[0]!.block!) : DEFAULT_BLOCK;
           const gpu = ctx.config.targets[0];
           let figure = '';

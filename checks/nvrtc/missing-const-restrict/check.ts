@@ -49,6 +49,60 @@ function pointerParams(fn: CudaFunction): PtrParam[] {
 const isConstPointerParam = (p: SyntaxNode | undefined): boolean =>
   !!p && p.childForFieldName('declarator')?.type === 'pointer_declarator' && p.children.some((c) => c.type === 'type_qualifier' && c.text === 'const');
 
+const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
+
+/** Some pointer parameter of a function in this source is declared `__restrict__` / `__restrict`. */
+const restrictMemo = new WeakMap<SyntaxNode, boolean>();
+function usesRestrict(root: SyntaxNode): boolean {
+  let v = restrictMemo.get(root);
+  if (v === undefined) {
+    v = root.descendantsOfType('parameter_declaration').some((p) => /\b(__restrict__|__restrict)\b/.test(p.text));
+    restrictMemo.set(root, v);
+  }
+  return v;
+}
+
+const inLoop = (n: SyntaxNode, body: SyntaxNode): boolean => {
+  for (let p = n.parent; p && p.id !== body.id; p = p.parent) if (LOOP_TYPES.has(p.type)) return true;
+  return false;
+};
+
+/**
+ * The pointer's data is loaded more than once per thread: a read inside a loop, two or more read sites, or the
+ * same through a `const T* row = p + off` local. Only then can the read-only path or load reordering pay.
+ */
+function reused(body: SyntaxNode, name: string, mine: SyntaxNode[], uses: Use[]): boolean {
+  let sites = 0;
+  const aliases = new Set<string>();
+  for (let i = 0; i < mine.length; i++) {
+    const id = mine[i];
+    if (uses[i] === 'read' || uses[i] === 'scalar' || uses[i] === 'ldg') {
+      const decl = ancestorOf(id, 'init_declarator', body);
+      const local = decl?.childForFieldName('declarator');
+      // Only a pointer local (`const float* row = p + off`) carries the loads on; `float v = p[i]` is the load.
+      const aliasName = local?.type === 'pointer_declarator' ? local.descendantsOfType('identifier').pop()?.text : undefined;
+      if (aliasName && aliasName !== name) aliases.add(aliasName);
+      else sites++;
+      if (inLoop(id, body)) return true;
+    }
+  }
+  if (aliases.size) {
+    for (const a of body.descendantsOfType('identifier')) {
+      if (!aliases.has(a.text)) continue;
+      const d = a.parent?.type === 'init_declarator' || a.parent?.type === 'pointer_declarator';
+      if (d) continue;
+      sites++;
+      if (inLoop(a, body)) return true;
+    }
+  }
+  return sites >= 2;
+}
+
+function ancestorOf(n: SyntaxNode, type: string, stop: SyntaxNode): SyntaxNode | null {
+  for (let p = n.parent; p && p.id !== stop.id; p = p.parent) if (p.type === type) return p;
+  return null;
+}
+
 /** `scalar`: a load of one fixed element (`*p`, `p[2]`, `p->n`), a by-reference scalar rather than an array. */
 type Use = 'read' | 'scalar' | 'ldg' | 'write' | 'neutral' | 'unknown';
 
@@ -179,8 +233,10 @@ function analyse(ctx: CheckContext): void {
     const params = pointerParams(fn);
     // nvcc already emits ld.global.nc for a read-only `T* __restrict__` (checked in
     // test/checks-config/nvcc-nvrtc-linkage-ldg.test.ts): only a missing __restrict__ loses the path.
-    const candidates = params.filter((p) => !p.restrict && !p.volatile && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void');
-    if (!candidates.length) continue;
+    const candidates = params.filter((p) => !p.restrict && !p.volatile && !/\b__constant__\b/.test(p.node.text) && p.node.childForFieldName('type')?.text !== 'void' && (!p.pointeeConst || usesRestrict(ctx.source.root)));
+    // A `const T*` without __restrict__ is a deliberate spelling in code that never uses the qualifier (many
+    // mature libraries leave aliasing to the compiler); only where the source already declares restrict pointers
+    // is a read-only `const T*` that lacks it a slip. A non-const `T*` that is only read is flagged either way.
     const idents = fn.body!.descendantsOfType('identifier');
     const flagged: PtrParam[] = [];
     for (const p of candidates) {
@@ -194,6 +250,9 @@ function analyse(ctx: CheckContext): void {
       // or only fixed elements are read (`*alpha`, `corner[0..2]`): a by-reference scalar that every
       // thread loads from one address, not an array the read-only cache could help.
       if (reads === 0) continue;
+      // One load per thread, outside any loop (`out[i] = a[i] * b[i]`, a single `x = p[tid]`): each element is
+      // read once, before any store could alias it, so neither the read-only cache nor load reordering gains anything.
+      if (!reused(fn.body!, p.name, mine, uses)) continue;
       flagged.push(p);
     }
     if (!flagged.length) continue;
