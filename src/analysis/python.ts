@@ -119,7 +119,7 @@ export interface PyModel {
  * `x_gpu`, `gpu_x`, `x_device` / `x_dev` (but not a device handle such as `target_device`).
  */
 const DEVICE_NAME = /^(d|dev|gpu)_|_(gpu|dev|device)$/;
-const DEVICE_HANDLE_NAME = /^(target|default|torch|cuda|current|compute|main|src|dst|source|dest|to|from|on|my|the|orig|original|prev|next|other|local|host|input|output|is|use|has|get|set|num|n)_(device|dev)$/;
+const DEVICE_HANDLE_NAME = /(^|_)(each|per|all|any|every|same|which|target|default|torch|cuda|current|compute|main|src|dst|source|dest|to|from|on|my|the|orig|original|prev|next|other|local|host|input|output|is|use|has|get|set|num|n)_(device|dev)$/;
 export const deviceByName = (name: string): boolean => DEVICE_NAME.test(name) && !DEVICE_HANDLE_NAME.test(name);
 
 const HOST_ANNOTATION =
@@ -916,7 +916,8 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   });
 
   const cachedFn = (scope: SyntaxNode) =>
-    scope.parent?.type === 'decorated_definition' && /@(functools\.)?(lru_)?cache\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
+    // `@functools.cache`, `@lru_cache(...)`, `@cupy.memoize(for_each_device=True)`: the body runs once per key.
+    scope.parent?.type === 'decorated_definition' && /@([\w.]+\.)?(lru_cache|cache|cached|memoize)\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
 
   const opStarts = new Map<number, number[]>();
   const gpuWorkIn = (scope: SyntaxNode): SyntaxNode[] =>
