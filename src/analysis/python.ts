@@ -25,12 +25,12 @@ export interface D2H {
 
 export interface GpuOp {
   node: SyntaxNode;
-  kind: 'launch' | 'kernel-call' | 'cccl' | 'cupy' | 'operator' | 'method' | 'async-copy';
+  kind: 'launch' | 'kernel-call' | 'cccl' | 'cupy' | 'operator' | 'method' | 'async-copy' | 'helper';
 }
 
 const LOOP_TYPES = ['for_statement', 'while_statement', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression'];
 const FUNCTION_TYPES = ['function_definition', 'lambda'];
-const HOST_METHODS = new Set(['get', 'item', 'tolist', 'tobytes', '__int__', '__float__', '__bool__']);
+const HOST_METHODS = new Set(['get', 'item', 'tolist', 'tobytes', '__int__', '__float__', '__bool__', 'numpy', 'cpu']);
 // CuPy returns views for these (no kernel, no copy): calling them is not GPU work.
 const VIEW_METHODS = new Set(['view', 'reshape', 'transpose', 'swapaxes', 'squeeze']);
 const NON_DEVICE_CP = new Set([
@@ -113,6 +113,14 @@ export interface PyModel {
   /** A host-to-device upload of its argument: `h2d_calls`, `<device>.set(host)`, or a `memcpy_calls` copy naming HostToDevice. */
   isUpload(call: SyntaxNode): boolean;
 }
+
+/**
+ * The device-array naming conventions a reviewer reads as "this lives on the GPU": `d_x`, `dev_x`,
+ * `x_gpu`, `gpu_x`, `x_device` / `x_dev` (but not a device handle such as `target_device`).
+ */
+const DEVICE_NAME = /^(d|dev|gpu)_|_(gpu|dev|device)$/;
+const DEVICE_HANDLE_NAME = /(^|_)(each|per|all|any|every|same|which|target|default|torch|cuda|current|compute|main|src|dst|source|dest|to|from|on|my|the|orig|original|prev|next|other|local|host|input|output|is|use|has|get|set|num|n)_(device|dev)$/;
+export const deviceByName = (name: string): boolean => DEVICE_NAME.test(name) && !DEVICE_HANDLE_NAME.test(name);
 
 const HOST_ANNOTATION =
   /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
@@ -244,7 +252,26 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     return out;
   };
 
-  const isCupyModulePath = (p: string | null) => !!p && vocab.device_modules.some((m) => p.startsWith(m + '.')) && !/\.cuda\./.test(p + '.') && !p.includes('.cuda.');
+  /** A call path with its import alias expanded: `_cp.zeros` → `cupy.zeros`, `to_device` → `cupy.asarray`. */
+  const resolvedPath = (p: string | null): string | null => {
+    if (!p) return p;
+    const dot = p.indexOf('.');
+    const head = dot < 0 ? p : p.slice(0, dot);
+    const mod = imports.get(head);
+    return mod && mod !== head ? mod + (dot < 0 ? '' : p.slice(dot)) : p;
+  };
+  const onDeviceModule = (p: string) => vocab.device_modules.some((m) => p.startsWith(m + '.')) && !/\.cuda\./.test(p + '.') && !p.includes('.cuda.');
+  // `cp.zeros` by the vocabulary's spelling, or any alias the file's imports give CuPy (`import cupy as _cp`,
+  // `import cupyx.scipy.ndimage as ndi`, `from cupy import asarray as to_device`).
+  const importsWarp = [...imports.values()].some((m) => m === 'warp' || m.startsWith('warp.'));
+  const isCupyModulePath = (p: string | null) => {
+    if (!p) return false;
+    if (onDeviceModule(p)) return true;
+    const r = resolvedPath(p);
+    return !!r && r !== p && onDeviceModule(r);
+  };
+  /** Config calls of CuPy that launch nothing (`cp.random.seed`, `cp.fft.config.get_plan_cache`, `@cp.memoize`). */
+  const CUPY_NON_OP = /^(seed|memoize|clear_memo|get_\w+|set_\w+|show_\w+|is_\w+|errstate|seterr|rawkernel|fuse|jit|RandomState|default_rng|Stream|Event|Device)$/;
 
   // `for v in X` / `[f(v) for v in X]` bind `v` to an element of X. Iterating a CuPy array yields
   // device views (`X[i]`, no copy), so the element of a DEVICE iterable is DEVICE until it is used.
@@ -297,6 +324,23 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     return isDevice(u) ? true : undefined;
   }
 
+  /** `a` and `b` sit in different clauses of one `if` statement (or `match`), so one never runs after the other. */
+  const exclusiveBranches = (a: SyntaxNode, b: SyntaxNode): boolean => {
+    const clauseOf = (n: SyntaxNode, stmt: SyntaxNode): SyntaxNode | null => {
+      for (const c of stmt.namedChildren) if (c.startIndex <= n.startIndex && n.endIndex <= c.endIndex) return c;
+      return null;
+    };
+    for (let p = a.parent; p && !FUNCTION_TYPES.includes(p.type); p = p.parent) {
+      if (!(p.startIndex <= b.startIndex && b.endIndex <= p.endIndex)) continue;
+      if (p.type !== 'if_statement' && p.type !== 'match_statement') return false;
+      const ca = clauseOf(a, p);
+      const cb = clauseOf(b, p);
+      const cond = p.childForFieldName('condition');
+      return !!ca && !!cb && ca.id !== cb.id && ca.id !== cond?.id && cb.id !== cond?.id;
+    }
+    return false;
+  };
+
   function lookupName(name: string, at: SyntaxNode): boolean | undefined {
     let scope: SyntaxNode | null = scopeOf(at);
     for (;;) {
@@ -310,6 +354,8 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         let inPlaceDevice = false;
         for (const a of list) {
           if (!(a.node.startIndex < at.startIndex && !(a.node.startIndex <= at.startIndex && at.endIndex <= a.node.endIndex))) continue;
+          // `if c: x = d_helper() else: x = tuple(... for v in x)`: a binding in another branch of the same `if` never reaches `at`.
+          if (exclusiveBranches(a.node, at)) continue;
           // `x op= v` keeps what `x` was; it only makes a host `x` a device value when `v` is one (`total += cp.sum(d)`).
           if (a.node.type === 'augmented_assignment') inPlaceDevice ||= isDevice(a.value);
           else {
@@ -321,10 +367,10 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         if (!last && list.some((a) => a.node.type === 'augmented_assignment' && a.node.startIndex < at.startIndex)) {
           // Only updated in place so far in this scope: the binding comes from an enclosing scope, a parameter or the convention.
         } else if (last) {
-          if (last.value.type === 'assignment') return /^d_/.test(name) || undefined; // tuple unpacking: by convention only
+          if (last.value.type === 'assignment') return tupleElementDevice(last, name) ?? (deviceByName(name.split('.').pop() ?? name) || undefined); // tuple unpacking: by convention only
           if (isDevice(last.value)) return true;
           // A value from a call we cannot see into (a project helper) keeps the `d_` naming convention.
-          return definitelyHost(last.value) ? false : /^d_/.test(name.split('.').pop() ?? name);
+          return definitelyHost(last.value) ? false : deviceByName(name.split('.').pop() ?? name);
         }
         // Assigned later in a loop body (loop-carried) or before the use in document order elsewhere.
         const rebinds = list.filter((a) => a.node.type !== 'augmented_assignment');
@@ -342,6 +388,164 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     }
   }
 
+  // Same-file functions by name: module-level ones, and methods per class (for `self.f(...)`).
+  const moduleFns = new Map<string, SyntaxNode>();
+  const classMethods = new Map<number, Map<string, SyntaxNode>>();
+  const enclosingClass = (n: SyntaxNode): SyntaxNode | null => {
+    for (let p = n.parent; p; p = p.parent) if (p.type === 'class_definition') return p;
+    return null;
+  };
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const name = fn.childForFieldName('name')?.text;
+    if (!name) continue;
+    let holder = fn.parent;
+    if (holder?.type === 'decorated_definition') holder = holder.parent;
+    if (holder?.type === 'module') moduleFns.set(name, fn);
+    else if (holder?.type === 'block' && holder.parent?.type === 'class_definition') {
+      const cls = holder.parent;
+      let m = classMethods.get(cls.id);
+      if (!m) classMethods.set(cls.id, (m = new Map()));
+      m.set(name, fn);
+    }
+  }
+  /** The same-file function a call runs: `helper(...)` (module level) or `self.method(...)` (same class). */
+  const calleeDef = (call: SyntaxNode): SyntaxNode | null => {
+    const fn = call.childForFieldName('function');
+    if (fn?.type === 'identifier') {
+      if (imports.has(fn.text)) return null;
+      return moduleFns.get(fn.text) ?? null;
+    }
+    if (fn?.type === 'attribute' && /^(self|cls)$/.test(fn.childForFieldName('object')?.text ?? '')) {
+      const cls = enclosingClass(call);
+      return (cls && classMethods.get(cls.id)?.get(fn.childForFieldName('attribute')?.text ?? '')) ?? null;
+    }
+    return null;
+  };
+  /** Return values of a function (not of functions nested in it). */
+  const returnsMemo = new Map<number, SyntaxNode[]>();
+  const returnValues = (fn: SyntaxNode): SyntaxNode[] => {
+    let r = returnsMemo.get(fn.id);
+    if (r) return r;
+    r = fn
+      .descendantsOfType('return_statement')
+      .filter((ret) => scopeOf(ret).id === fn.id)
+      .map((ret) => unparen(ret.namedChildren[0] ?? null))
+      .filter((v): v is SyntaxNode => !!v && v.type !== 'none');
+    returnsMemo.set(fn.id, r);
+    return r;
+  };
+  /** Summary of a same-file helper: it returns device data (some `return` gives a DEVICE value). */
+  const helperReturnsDevice = (call: SyntaxNode): boolean => {
+    const def = calleeDef(call);
+    if (!def) return false;
+    return returnValues(def).some((v) => (v.type === 'tuple' || v.type === 'expression_list' ? false : isDevice(v)));
+  };
+  /** Element `i` of what a same-file helper returns as a tuple (`return d_a, d_b`). */
+  const helperTupleElement = (call: SyntaxNode, i: number): boolean | undefined => {
+    const def = calleeDef(call);
+    if (!def) return undefined;
+    const tuples = returnValues(def).filter((v) => v.type === 'tuple' || v.type === 'expression_list');
+    if (!tuples.length) return undefined;
+    return tuples.some((t) => isDevice(t.namedChildren[i]));
+  };
+  /** `a, b = <rhs>`: the device-ness of the element bound to `name`, when the right-hand side says. */
+  function tupleElementDevice(bind: { node: SyntaxNode }, name: string): boolean | undefined {
+    const left = bind.node.childForFieldName('left');
+    const right = unparen(bind.node.childForFieldName('right'));
+    if (!left || !right) return undefined;
+    const i = left.namedChildren.findIndex((t) => t.text === name);
+    if (i < 0) return undefined;
+    if (right.type === 'tuple' || right.type === 'expression_list' || right.type === 'list') {
+      const e = right.namedChildren[i];
+      return e ? isDevice(e) : undefined;
+    }
+    if (right.type === 'call') {
+      const el = helperTupleElement(right, i);
+      if (el !== undefined) return el;
+      // `uniq, inverse = cp.unique(x, return_inverse=True)`, `vals, idx = torch.sort(t_gpu)`: CuPy functions
+      // return arrays or tuples of arrays; torch functions of device tensors return device tensors.
+      const p = callPath(right);
+      const rp = resolvedPath(p);
+      if (p && isCupyModulePath(p) && strictPath(right.childForFieldName('function')) && !NON_DEVICE_CP.has(lastName(rp) ?? '') && !CUPY_NON_OP.test(lastName(rp) ?? '')) return true;
+      if (rp && vocab.tensor_modules.some((m) => rp.startsWith(m + '.')) && deviceArgsOf(right).length > 0) return true;
+    }
+    return undefined;
+  }
+  /**
+   * `self.buf` of a device-state object: every assignment to it in the class (any method) stores device data
+   * (`self.buf = cp.empty(n)` in `__init__`, read in `forward`). `None` placeholders do not count.
+   */
+  const memberMemo = new Map<string, boolean | undefined>();
+  function memberIsDevice(n: SyntaxNode): boolean | undefined {
+    const obj = n.childForFieldName('object');
+    if (obj?.type !== 'identifier' || !/^(self|cls)$/.test(obj.text)) return undefined;
+    const cls = enclosingClass(n);
+    if (!cls) return undefined;
+    const key = `${cls.id}:${n.text}`;
+    if (memberMemo.has(key)) return memberMemo.get(key);
+    memberMemo.set(key, undefined); // cycle guard
+    const values: SyntaxNode[] = [];
+    for (const [, m] of assignsByScope) {
+      for (const a of m.get(n.text) ?? []) {
+        if (enclosingClass(a.node)?.id !== cls.id || a.node.type === 'augmented_assignment') continue;
+        const v = unparen(a.value.type === 'assignment' ? null : a.value);
+        if (a.value.type === 'assignment') {
+          const t = tupleElementDevice(a, n.text);
+          if (t === undefined) return memberMemo.get(key);
+          if (t) values.push(a.node);
+          else return memberMemo.set(key, false), false;
+          continue;
+        }
+        if (!v || v.type === 'none') continue;
+        values.push(v);
+      }
+    }
+    const r = values.length > 0 && values.every((v) => v.type === 'assignment' || isDevice(v)) ? true : values.some((v) => v.type !== 'assignment' && definitelyHost(v)) ? false : undefined;
+    memberMemo.set(key, r);
+    return r;
+  }
+
+  const deviceKw = (call: SyntaxNode): SyntaxNode | undefined => pyArgs(call).keywords.get('device');
+  const CUDA_SPEC = /^[rbuf]?["'](cuda|gpu)/i;
+  const CPU_SPEC = /^[rbuf]?["']cpu/i;
+  /** `x.to("cuda:0")`, `x.to(device="cuda")`, `x.to(d_y.device)`: a copy onto the GPU. */
+  const toDevice = (call: SyntaxNode): boolean => {
+    const a = unparen(pyArgs(call).positional[0] ?? deviceKw(call) ?? null);
+    if (!a) return false;
+    if (CUDA_SPEC.test(a.text) || /^torch\.device\(\s*["']cuda/.test(a.text)) return true;
+    return a.type === 'attribute' && a.childForFieldName('attribute')?.text === 'device' && isDevice(a.childForFieldName('object'));
+  };
+  /** `x.to("cpu")` of a device tensor: a copy to the host. */
+  const toHost = (call: SyntaxNode): boolean => {
+    const a = unparen(pyArgs(call).positional[0] ?? deviceKw(call) ?? null);
+    return !!a && (CPU_SPEC.test(a.text) || /^torch\.device\(\s*["']cpu/.test(a.text));
+  };
+  /**
+   * Array factories of device libraries (`wp.zeros(n, dtype=float, device=device)`, `torch.empty(n, device="cuda")`):
+   * warp allocates on its default (CUDA) device unless told `device="cpu"`; torch on the CPU unless told a CUDA device.
+   */
+  const deviceFactory = (call: SyntaxNode, rp: string): boolean => {
+    const dev = unparen(deviceKw(call) ?? null);
+    if (matchesVocab(rp, vocab.device_default_factories)) return !(dev && CPU_SPEC.test(dev.text));
+    if (matchesVocab(rp, vocab.tensor_factories)) {
+      if (!dev) return false;
+      if (CUDA_SPEC.test(dev.text) || /^torch\.device\(\s*["']cuda/.test(dev.text)) return true;
+      return dev.type === 'attribute' && dev.childForFieldName('attribute')?.text === 'device' && isDevice(dev.childForFieldName('object'));
+    }
+    return false;
+  };
+
+  /** `name` is bound (last, before `at`, in its function) to a NumPy array creator: a host ndarray. */
+  const numpyArrayBinding = (n: SyntaxNode): boolean => {
+    const list = assignsByScope.get(scopeOf(n).id)?.get(n.text) ?? [];
+    const prior = list.filter((a) => a.node.startIndex < n.startIndex && a.node.type === 'assignment' && a.value.type !== 'assignment');
+    const last = unparen(prior[prior.length - 1]?.value ?? null);
+    if (last?.type !== 'call') return false;
+    const p = callPath(last);
+    const nm = lastName(p) ?? '';
+    return isNumpyPath(p) && (vocab.numpy_array_creators.includes(nm) || vocab.numpy_conversions.includes(nm));
+  };
+
   const HOST_BUILTINS = new Set(['int', 'float', 'bool', 'len', 'str', 'list', 'tuple', 'dict', 'set', 'range', 'sum', 'min', 'max', 'abs', 'round', 'sorted', 'repr']);
   /** Values that can only live on the host: literals, numpy results, builtins, D2H results, metadata. */
   function definitelyHost(v: SyntaxNode): boolean {
@@ -350,7 +554,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     if (['integer', 'float', 'string', 'true', 'false', 'none', 'list', 'tuple', 'dictionary', 'set', 'list_comprehension', 'dictionary_comprehension', 'set_comprehension', 'comparison_operator', 'not_operator'].includes(u.type)) return true;
     if (u.type === 'attribute') return vocab.metadata_attributes.includes(u.childForFieldName('attribute')?.text ?? '');
     // `d_sq = dx * dx + dy * dy`: arithmetic on untainted names that do not follow the `d_` convention stays on the host.
-    const hostOperand = (c: SyntaxNode) => definitelyHost(c) || (c.type === 'identifier' && !/^d_/.test(c.text) && !isDevice(c));
+    const hostOperand = (c: SyntaxNode) => definitelyHost(c) || (c.type === 'identifier' && !deviceByName(c.text) && !isDevice(c));
     if (u.type === 'binary_operator') return u.namedChildren.every(hostOperand);
     if (u.type !== 'call') return false;
     const fn = u.childForFieldName('function');
@@ -377,7 +581,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       case 'identifier': {
         const v = lookupName(n.text, n);
         if (v !== undefined) return v;
-        return /^d_/.test(n.text);
+        return deviceByName(n.text);
       }
       case 'parenthesized_expression':
         return isDevice(n.namedChildren[0]);
@@ -390,7 +594,9 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         // assigned in this module (`self.buf = cp.empty(...)`).
         const own = lookupName(n.text, n);
         if (own !== undefined) return own;
-        return /^d_/.test(attr);
+        const member = memberIsDevice(n);
+        if (member !== undefined) return member;
+        return deviceByName(attr);
       }
       case 'subscript': {
         return isDevice(n.childForFieldName('value'));
@@ -416,11 +622,18 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
           const obj = fn.childForFieldName('object');
           const m = fn.childForFieldName('attribute')?.text ?? '';
           if (obj && isDevice(obj)) return !HOST_METHODS.has(m);
+          // torch: `t.cuda()`, `t.to("cuda:0")`, `t.to(device=d_x.device)` move a tensor to the GPU.
+          if (m === 'cuda' || (m === 'to' && toDevice(n))) return true;
         }
         const p = calleePath(fn);
-        const name = lastName(p);
+        const rp = resolvedPath(p);
+        const name = lastName(rp);
         if (p && isCupyModulePath(p) && strictPath(fn)) return !NON_DEVICE_CP.has(name ?? '');
         if (matchesVocab(p, vocab.device_helpers)) return true;
+        if (rp && strictPath(fn) && deviceFactory(n, rp)) return true;
+        // torch / warp functions of device tensors return device tensors (`torch.linalg.norm(d_x)`).
+        if (rp && strictPath(fn) && vocab.tensor_modules.some((m) => rp.startsWith(m + '.')) && deviceArgsOf(n).length > 0) return !vocab.tensor_host_calls.includes(name ?? '');
+        if (helperReturnsDevice(n)) return true;
         if (matchesVocab(p, vocab.count_scatter_calls) || matchesVocab(p, vocab.pointer_calls)) return false;
         // NumPy's __array_function__/__array_ufunc__ protocols hand `np.<fn>(cupy_array)` to CuPy, so the
         // result is a device array; conversions (`np.asarray`) and dtype/metadata helpers are not.
@@ -491,6 +704,10 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       const left = n.childForFieldName('left');
       const store = n.type === 'augmented_assignment' ? left : left?.type === 'subscript' ? left.childForFieldName('value') : null;
       if (store && isDevice(store)) addOp(n, 'operator');
+      // `h_metric[k] = d_val` with `h_metric = np.zeros(n)`: NumPy's __setitem__ converts the device value (a D2H read).
+      const right = n.childForFieldName('right');
+      const host = n.type === 'assignment' && left?.type === 'subscript' ? unparen(left.childForFieldName('value')) : null;
+      if (host && right && (host.type === 'identifier' || host.type === 'attribute') && numpyArrayBinding(host) && isDevice(right)) addD2H(n, 'convert', right, true);
       continue;
     }
     if (n.type === 'binary_operator') {
@@ -513,9 +730,19 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       const m = fn.childForFieldName('attribute')?.text ?? '';
       if (obj && isDevice(obj)) {
         if (m === 'get' && args.positional.length === 0) addD2H(n, 'get', obj);
+        else if (m === 'numpy' || m === 'cpu' || (m === 'to' && toHost(n))) addD2H(n, 'get', obj);
         else if (m === 'item') addD2H(n, 'item', obj, true);
         else if (m === 'tolist' || m === 'tobytes') addD2H(n, 'tolist', obj);
         else if (!HOST_METHODS.has(m) && !VIEW_METHODS.has(m) && m !== 'synchronize') addOp(n, 'method');
+        continue;
+      }
+    }
+    // `arr.numpy()` in a warp module: warp arrays live on the CUDA device by default, so `.numpy()` copies
+    // the whole array to the host (and syncs) unless it is known to be a host value already.
+    if (fn?.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'numpy' && args.positional.length === 0 && importsWarp) {
+      const obj = unparen(fn.childForFieldName('object'));
+      if (obj && !definitelyHost(obj) && !(obj.type === 'call' && d2hByNode.has(obj.id)) && !(obj.type === 'call' && /\.(cpu|numpy|get)$/.test(callPath(obj) ?? ''))) {
+        addD2H(n, 'get', obj);
         continue;
       }
     }
@@ -564,12 +791,43 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       continue;
     }
     if (p && isCupyModulePath(p) && strictPath(fn)) {
-      if (ALLOC_CREATORS.has(name ?? '')) allocs.push(n);
-      if (args.positional.some((a) => isDevice(a)) || [...args.keywords.values()].some((a) => isDevice(a))) addOp(n, 'cupy');
+      const cpName = lastName(resolvedPath(p)) ?? '';
+      if (ALLOC_CREATORS.has(cpName)) allocs.push(n);
+      const devArg = args.positional.some((a) => isDevice(a)) || [...args.keywords.values()].some((a) => isDevice(a));
+      // Every CuPy array function but the creators, config calls and metadata helpers launches a kernel,
+      // whatever its arguments are known to be (CuPy refuses host arrays).
+      const launches = !ALLOC_CREATORS.has(cpName) && !NON_DEVICE_CP.has(cpName) && !CUPY_NON_OP.test(cpName) && n.parent?.type !== 'decorator';
+      if (devArg || launches) addOp(n, 'cupy');
+      continue;
+    }
+    const rp = resolvedPath(p);
+    if (rp && strictPath(fn) && deviceFactory(n, rp)) {
+      allocs.push(n);
+      continue;
+    }
+    if (rp && strictPath(fn) && vocab.tensor_modules.some((m) => rp.startsWith(m + '.')) && deviceArgsOf(n).length > 0) {
+      addOp(n, 'cupy');
+      continue;
+    }
+    if (matchesVocab(rp, vocab.tensor_launch_calls)) {
+      addOp(n, 'launch');
       continue;
     }
     if (matchesVocab(p, vocab.device_helpers) || matchesVocab(p, vocab.alloc_calls) || matchesVocab(p, vocab.pool_alloc_calls)) {
       allocs.push(n);
+    }
+  }
+
+  // Summaries of same-file functions: a call to a helper that launches, runs CuPy work or allocates on the
+  // device is GPU work at the call site (`metric = _calculate_metric(...)` inside the caller's loop).
+  const hasWork = (def: SyntaxNode) => gpuOps.some((o) => scopeOf(o.node).id === def.id) || allocs.some((a) => scopeOf(a).id === def.id);
+  const helperCalls = root.descendantsOfType('call').map((c) => ({ c, def: calleeDef(c) })).filter((x): x is { c: SyntaxNode; def: SyntaxNode } => !!x.def);
+  for (let round = 0, added = true; added && round < 4; round++) {
+    added = false;
+    for (const { c, def } of helperCalls) {
+      if (gpuOpIds.has(c.id) || d2hByNode.has(c.id) || def.id === scopeOf(c).id || !hasWork(def)) continue;
+      addOp(c, 'helper');
+      added = true;
     }
   }
 
@@ -658,7 +916,8 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   });
 
   const cachedFn = (scope: SyntaxNode) =>
-    scope.parent?.type === 'decorated_definition' && /@(functools\.)?(lru_)?cache\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
+    // `@functools.cache`, `@lru_cache(...)`, `@cupy.memoize(for_each_device=True)`: the body runs once per key.
+    scope.parent?.type === 'decorated_definition' && /@([\w.]+\.)?(lru_cache|cache|cached|memoize)\b/.test(scope.parent.text.slice(0, scope.startIndex - scope.parent.startIndex));
 
   const opStarts = new Map<number, number[]>();
   const gpuWorkIn = (scope: SyntaxNode): SyntaxNode[] =>

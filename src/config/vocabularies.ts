@@ -60,6 +60,22 @@ export const DEFAULT_VOCABULARIES = {
   scalar_reduction_calls: ['sum', 'count_nonzero', 'max', 'min', 'amax', 'amin', 'any', 'all', 'mean', 'argmax', 'argmin', 'prod', 'dot', 'vdot', 'item', 'nanmax', 'nanmin', 'nansum'],
   /** Modules whose array functions return device arrays. */
   device_modules: ['cp', 'cupy', 'cupyx', 'cupyx.scipy'],
+  /** Tensor libraries whose functions of device tensors return device tensors (`torch.linalg.norm(t_gpu)`). */
+  tensor_modules: ['torch', 'warp'],
+  /** Functions of `tensor_modules` that return host values even for device arguments. */
+  tensor_host_calls: ['is_tensor', 'numel', 'is_floating_point', 'is_complex', 'typename', 'type_repr', 'get_device', 'device'],
+  /** Array factories that allocate on the GPU unless given `device="cpu"` (warp's default device is CUDA). */
+  device_default_factories: [
+    'warp.array', 'warp.zeros', 'warp.empty', 'warp.ones', 'warp.full', 'warp.zeros_like', 'warp.empty_like',
+    'warp.ones_like', 'warp.full_like', 'warp.clone', 'warp.from_numpy', 'warp.from_torch',
+  ],
+  /** Tensor factories that allocate on the device named by their `device=` argument (CPU by default). */
+  tensor_factories: [
+    'torch.empty', 'torch.zeros', 'torch.ones', 'torch.full', 'torch.arange', 'torch.tensor', 'torch.as_tensor',
+    'torch.rand', 'torch.randn', 'torch.randint', 'torch.linspace', 'torch.eye', 'torch.empty_strided',
+  ],
+  /** Kernel launches of tensor libraries (`wp.launch(kernel, dim=n, inputs=[...])`). */
+  tensor_launch_calls: ['warp.launch', 'warp.launch_tiled'],
   /** Project helpers that return device arrays. */
   device_helpers: ['runtime.allocate', 'runtime.from_host', 'runtime.device_array', 'runtime.empty', 'runtime.zeros'],
   /** Kernel launches and launch-like calls (GPU_OP, §1.4). */

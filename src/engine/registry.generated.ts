@@ -114,6 +114,7 @@ import memoryRawCudaMalloc from '../../checks/memory/raw-cuda-malloc/check.js';
 import memorySharedBankConflict from '../../checks/memory/shared-bank-conflict/check.js';
 import memorySmemExceedsDeviceLimit from '../../checks/memory/smem-exceeds-device-limit/check.js';
 import memoryTempNotFreedBeforeOutput from '../../checks/memory/temp-not-freed-before-output/check.js';
+import memoryZerosWhereEmptySuffices from '../../checks/memory/zeros-where-empty-suffices/check.js';
 import nvrtcCacheKeyIncomplete from '../../checks/nvrtc/cache-key-incomplete/check.js';
 import nvrtcCompileInHotPath from '../../checks/nvrtc/compile-in-hot-path/check.js';
 import nvrtcFormatTemplateUnescapedBraces from '../../checks/nvrtc/format-template-unescaped-braces/check.js';
@@ -271,6 +272,7 @@ export const CHECKS: readonly CheckDef[] = [
   memorySharedBankConflict,
   memorySmemExceedsDeviceLimit,
   memoryTempNotFreedBeforeOutput,
+  memoryZerosWhereEmptySuffices,
   nvrtcCacheKeyIncomplete,
   nvrtcCompileInHotPath,
   nvrtcFormatTemplateUnescapedBraces,

@@ -128,3 +128,64 @@ describe('GPU_OP and context predicates', () => {
     expect(model('x = 1\n', 'pkg/core.py').testOrBench).toBe(false);
   });
 });
+
+/** Device-ness of the expression assigned to `probe` (last such assignment) in a whole module. */
+function probeIn(text: string): boolean {
+  const m = model(text);
+  const all = m.source.root.descendantsOfType('assignment').filter((x) => x.childForFieldName('left')?.text === 'probe');
+  return m.isDevice(all[all.length - 1].childForFieldName('right'));
+}
+
+describe('DEVICE by imports, helpers, members, names and tensor libraries', () => {
+  it.each([
+    ['import cupy as _xp\ndef f(n):\n    probe = _xp.zeros(n)\n', true],
+    ['from cupy import asarray as upload\ndef f(h):\n    probe = upload(h)\n', true],
+    ['import cupyx.scipy.ndimage as ndi\ndef f(a):\n    probe = ndi.gaussian_filter(a, 2)\n', true],
+    ['import numpy as np\ndef f(h):\n    probe = np.asarray(h)\n', false],
+    // Same-file helpers that return device data, also element-wise from a tuple.
+    ['import cupy as cp\ndef _norms(a):\n    return cp.linalg.norm(a, axis=1)\ndef f(a):\n    probe = _norms(a)\n', true],
+    ['import cupy as cp\ndef _pair(a):\n    s = cp.sort(a)\n    return s, len(a)\ndef f(a):\n    probe, k = _pair(a)\n    probe = probe\n', true],
+    ['import cupy as cp\ndef _pair(a):\n    s = cp.sort(a)\n    return s, len(a)\ndef f(a):\n    s, probe = _pair(a)\n    probe = probe\n', false],
+    ['import cupy as cp\ndef f(a):\n    vals, probe = cp.unique(a, return_inverse=True)\n    probe = probe\n', true],
+    // Members of a device-state object, assigned in another method.
+    ['import cupy as cp\nclass Buf:\n    def __init__(self, n):\n        self.acc = None\n        self.acc = cp.zeros(n)\n    def read(self):\n        probe = self.acc\n', true],
+    ['import cupy as cp\nclass Buf:\n    def __init__(self, n):\n        self.count = 0\n    def read(self):\n        probe = self.count\n', false],
+    // Naming conventions of parameters.
+    ['def f(out_gpu, rows_device, target_device):\n    probe = out_gpu\n', true],
+    ['def f(out_gpu, rows_device, target_device):\n    probe = rows_device\n', true],
+    ['def f(out_gpu, rows_device, target_device):\n    probe = target_device\n', false],
+    // torch and warp.
+    ['import torch\ndef f(h):\n    t = h.cuda()\n    probe = torch.linalg.norm(t)\n', true],
+    ['import torch\ndef f(h):\n    probe = h.to("cuda:0")\n', true],
+    ['import torch\ndef f(h):\n    probe = torch.zeros(4, device="cuda")\n', true],
+    ['import torch\ndef f(h):\n    probe = torch.zeros(4)\n', false],
+    ['import warp as wp\ndef f(n):\n    probe = wp.zeros(n, dtype=float)\n', true],
+    ['import warp as wp\ndef f(n):\n    probe = wp.zeros(n, dtype=float, device="cpu")\n', false],
+    // A binding in the other branch of the same `if` does not reach the use.
+    ['import cupy as cp\ndef f(c, colors):\n    if c is None:\n        colors = cp.ones(3)\n    else:\n        probe = colors\n', false],
+  ])('%s', (text, expected) => {
+    expect(probeIn(text)).toBe(expected);
+  });
+});
+
+describe('D2H and GPU work of the wider host model', () => {
+  it('torch .item()/.cpu(), warp .numpy(), a device value stored into a NumPy array', () => {
+    const m = model(
+      'import numpy as np\nimport torch\nimport warp as wp\ndef f(h, offsets, n):\n    t = h.cuda()\n    a = t.sum().item()\n    b = t.cpu()\n    c = offsets.numpy()\n    res = np.zeros(n)\n    res[0] = t.max()\n',
+    );
+    expect(m.d2h.map((d) => [d.node.startPosition.row + 1, d.kind])).toEqual([
+      [6, 'item'],
+      [7, 'get'],
+      [8, 'get'],
+      [10, 'convert'],
+    ]);
+  });
+  it('a CuPy array function is GPU work even when its arguments are not known to be device arrays', () => {
+    const m = model('import cupy as cp\ndef f(a, b):\n    cp.minimum(a, b, out=a)\n    x = cp.empty(4)\n    cp.random.seed(1)\n');
+    expect(m.gpuOps.map((o) => o.node.text)).toEqual(['cp.minimum(a, b, out=a)']);
+  });
+  it('a call to a same-file helper that does GPU work is GPU work (summaries)', () => {
+    const m = model('import cupy as cp\ndef _step(a):\n    return cp.exp(a)\ndef _host(a):\n    return len(a)\ndef f(a):\n    _step(a)\n    _host(a)\n');
+    expect(m.gpuOps.filter((o) => o.kind === 'helper').map((o) => o.node.text)).toEqual(['_step(a)']);
+  });
+});

@@ -70,7 +70,10 @@ export default defineCheck({
           if (!loop || m.debugGated(d.node) || m.inCpuFallback(d.node)) continue;
           const scope = m.scopeOf(d.node);
           // GPU work anywhere in the loop runs again after this read; work after the loop consumes it.
-          const work = m.gpuWorkIn(scope).some((w) => (w.startIndex >= loop.startIndex && w.endIndex <= loop.endIndex && w.id !== d.node.id) || w.startIndex >= loop.endIndex);
+          // An enclosing loop counts too: its next iteration runs its GPU work after this inner loop's reads.
+          const loops: SyntaxNode[] = [];
+          for (let l: SyntaxNode | null = loop; l; l = m.loopOf(l)) loops.push(l);
+          const work = m.gpuWorkIn(scope).some((w) => w.id !== d.node.id && (w.startIndex >= loop.endIndex || loops.some((l) => w.startIndex >= l.startIndex && w.endIndex <= l.endIndex)));
           if (!work) continue;
           if (iteratesHostListOfArrays(loop, d.target)) continue;
           if (offStreamCopy(m, d, loop, streamNames())) continue;

@@ -33,6 +33,8 @@ function calledOnlyOnce(m: PyModel, scope: SyntaxNode, calls: SyntaxNode[]): boo
   return uses.length > 0 && uses.every((c) => m.scopeOf(c).type === 'module');
 }
 
+const CUPY_MEMOIZED = ['cupy.RawModule', 'cupy.RawKernel', 'cp.RawModule', 'cp.RawKernel'];
+
 export default defineCheck({
   id: 'nvrtc/compile-in-hot-path',
   pass: 6,
@@ -62,6 +64,9 @@ export default defineCheck({
           const loop = m.loopOf(call);
           const cached = pyArgs(call).keywords.has('cache_key');
           if (cached && !loop) continue;
+          // CuPy memoizes a RawModule / RawKernel's compiled module per device by (source, options, backend), so
+          // building one per call outside a loop is a dictionary lookup after the first call.
+          if (!loop && m.callMatches(call, CUPY_MEMOIZED)) continue;
           if (memoizedLookup(call, scope) || calledOnlyOnce(m, scope, calls)) continue;
           // One finding per loop (or function): nvrtcCompileProgram + cuModuleLoadData are one compilation.
           const unit = (loop ?? scope).id;

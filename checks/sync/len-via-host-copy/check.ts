@@ -14,6 +14,8 @@ const PRIMARY = new Set(['identifier', 'attribute', 'subscript', 'call', 'parent
  * keeping one item per element: `X.get()`, `X.tolist()`, `cp.asnumpy(X)`, `runtime.copy_device_to_host(X)`,
  * `list(X)`, `list(cp.asnumpy(X))`, `sorted(X.get())`.
  */
+const METADATA = new Set(['shape', 'ndim', 'size', 'dtype', 'nbytes', 'itemsize', 'strides']);
+
 function copiedArray(m: PyModel, e: SyntaxNode | null, d2hCalls: readonly string[]): SyntaxNode | null {
   const u = unparen(e);
   if (u?.type !== 'call') return null;
@@ -46,6 +48,7 @@ export default defineCheck({
   messages: {
     len: 'Length taken through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
     metadata: 'Shape read through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
+    bound: '`{{code}}` copies the whole array to the host, but `{{name}}` is only used for its metadata ({{uses}}); read `{{array}}.shape` / `.ndim` / `.dtype` on the device array instead, with no transfer or sync.',
   },
   fix: 'safe',
   // The `.get()` inside `len(...)` is the copy this rule's fix removes; one finding with the fix is enough.
@@ -89,6 +92,27 @@ export default defineCheck({
           if (positional.length !== 1) continue;
           const x = copiedArray(m, positional[0], vocab.d2h_calls);
           if (x) report(call, 'len', `${arrayText(x)}.shape[0]`);
+        }
+        // `h = d_x.numpy()` (or `.get()`, `cp.asnumpy(d_x)`) bound to a name that is then only asked for
+        // `.shape` / `.ndim` / `.size` / `.dtype` / `len(h)`: the whole copy serves metadata the device array has.
+        for (const d of m.d2h) {
+          if (!['get', 'asnumpy', 'copy-to-host'].includes(d.kind) || d.scalar || d.node.type !== 'call') continue;
+          const a = d.node.parent;
+          const name = a?.type === 'assignment' && unparen(a.childForFieldName('right'))?.id === d.node.id ? a.childForFieldName('left') : null;
+          if (name?.type !== 'identifier' || m.debugGated(d.node) || m.inCpuFallback(d.node)) continue;
+          const scope = m.scopeOf(d.node);
+          const later = m.assignmentsIn(scope).get(name.text)?.filter((x) => x.node.startIndex > a!.endIndex) ?? [];
+          const end = later.length ? later[0].node.startIndex : scope.endIndex;
+          const uses = m.usesOf(name.text, scope).filter((u) => u.startIndex > a!.endIndex && u.startIndex < end);
+          if (!uses.length) continue;
+          const meta = uses.every((u) => {
+            const p = u.parent;
+            if (p?.type === 'attribute' && p.childForFieldName('object')?.id === u.id) return METADATA.has(p.childForFieldName('attribute')?.text ?? '');
+            return p?.type === 'argument_list' && p.parent?.childForFieldName('function')?.text === 'len' && !shadowed;
+          });
+          if (!meta) continue;
+          const kinds = [...new Set(uses.map((u) => (u.parent?.type === 'attribute' ? '.' + u.parent.childForFieldName('attribute')!.text : 'len()')))].join(', ');
+          ctx.report({ node: d.node, messageId: 'bound', data: { code: quote(d.node), name: name.text, uses: kinds, array: quote(d.target) } });
         }
         // `d_x.get().shape[0]`, `cp.asnumpy(d_x).size`: the same copy, read for metadata only.
         for (const attr of shapeRows.size ? root.descendantsOfType('attribute') : []) {
