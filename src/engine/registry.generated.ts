@@ -84,6 +84,7 @@ import luisaPerIterationSynchronize from '../../checks/luisa/per-iteration-synch
 import luisaPrefixTreatedAsInclusive from '../../checks/luisa/prefix-treated-as-inclusive/check.js';
 import luisaRedundantSyncBlock from '../../checks/luisa/redundant-sync-block/check.js';
 import luisaRedundantZeroInit from '../../checks/luisa/redundant-zero-init/check.js';
+import luisaScalarLoadsOfPackedVector from '../../checks/luisa/scalar-loads-of-packed-vector/check.js';
 import luisaSharedAtomicToWarpCollective from '../../checks/luisa/shared-atomic-to-warp-collective/check.js';
 import luisaSharedAtomicUnsupportedType from '../../checks/luisa/shared-atomic-unsupported-type/check.js';
 import luisaSharedCopyOrAssign from '../../checks/luisa/shared-copy-or-assign/check.js';
@@ -241,6 +242,7 @@ export const CHECKS: readonly CheckDef[] = [
   luisaPrefixTreatedAsInclusive,
   luisaRedundantSyncBlock,
   luisaRedundantZeroInit,
+  luisaScalarLoadsOfPackedVector,
   luisaSharedAtomicToWarpCollective,
   luisaSharedAtomicUnsupportedType,
   luisaSharedCopyOrAssign,
