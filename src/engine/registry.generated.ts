@@ -100,6 +100,7 @@ import luisaSyncBlockInDivergentBranch from '../../checks/luisa/sync-block-in-di
 import luisaTestsOnlyEvenExtents from '../../checks/luisa/tests-only-even-extents/check.js';
 import luisaThreadXAsLaneIndex from '../../checks/luisa/thread-x-as-lane-index/check.js';
 import luisaUnclampedLaneIndex from '../../checks/luisa/unclamped-lane-index/check.js';
+import luisaUnconditionalAtomicWithZeroIncrement from '../../checks/luisa/unconditional-atomic-with-zero-increment/check.js';
 import luisaWarpFirstActiveLaneOnHlsl from '../../checks/luisa/warp-first-active-lane-on-hlsl/check.js';
 import luisaWarpOpOperandType from '../../checks/luisa/warp-op-operand-type/check.js';
 import luisaWarpPerItemMapping from '../../checks/luisa/warp-per-item-mapping/check.js';
@@ -258,6 +259,7 @@ export const CHECKS: readonly CheckDef[] = [
   luisaTestsOnlyEvenExtents,
   luisaThreadXAsLaneIndex,
   luisaUnclampedLaneIndex,
+  luisaUnconditionalAtomicWithZeroIncrement,
   luisaWarpFirstActiveLaneOnHlsl,
   luisaWarpOpOperandType,
   luisaWarpPerItemMapping,
