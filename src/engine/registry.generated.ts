@@ -40,6 +40,7 @@ import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-
 import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
 import kernelWarpUnanimousCondition from '../../checks/kernel/warp-unanimous-condition/check.js';
 import kernelWaveQuantization from '../../checks/kernel/wave-quantization/check.js';
+import luisaAllThreadsInitSharedScalar from '../../checks/luisa/all-threads-init-shared-scalar/check.js';
 import luisaAsyncCopyIncomplete from '../../checks/luisa/async-copy-incomplete/check.js';
 import luisaBallotUpperWords from '../../checks/luisa/ballot-upper-words/check.js';
 import luisaButterflyToBuiltin from '../../checks/luisa/butterfly-to-builtin/check.js';
@@ -199,6 +200,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelVariableTripCountWithoutBinning,
   kernelWarpUnanimousCondition,
   kernelWaveQuantization,
+  luisaAllThreadsInitSharedScalar,
   luisaAsyncCopyIncomplete,
   luisaBallotUpperWords,
   luisaButterflyToBuiltin,
