@@ -30,7 +30,7 @@ export default defineCheck({
   kind: 'performance',
   confidence: 'medium',
   languages: ['luisa-dsl'],
-  citation: '000 §5.2 Memory/IO-Bound Kernels ("the kernel spends most of its time waiting for global memory loads/stores"); 000 §10.4 Memory-level parallelism / table row "10.4 batched loads/stores" (slp_vectorization, fuse_consecutive_buffer_reads); 000 §5.7 (elementwise float4 stream, ~404 GB/s)',
+  citation: '000 §5.2 Memory/IO-Bound Kernels; 000 §10.4 (batched loads/stores: the table row naming `slp_vectorization` / `fuse_consecutive_buffer_reads`, and "Memory-level parallelism in generated copy loops"); 000 §5.7 (the measured "elementwise float4 stream" case); 000 §4.1 (vector atomics reach their lanes one by one)',
   summary: 'A kernel reads or writes one record of a scalar buffer as K strided scalar accesses (`buf.read(i * 4u + k)`) instead of one vector access.',
   why: 'Each scalar `read`/`write` is its own memory instruction; the K lanes of one record at `i * K + k` are adjacent, so a `Buffer<floatK>` (or a float4 that also packs a companion scalar such as a mass) moves the record in one vector access, which is the batched load/store the guide asks for in memory-bound kernels (000 §5.2, §10.4) and the access its measured float4 streaming case uses (000 §5.7).',
   messages: {

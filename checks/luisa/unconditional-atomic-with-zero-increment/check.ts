@@ -14,7 +14,7 @@ export default defineCheck({
   kind: 'performance',
   confidence: 'medium',
   languages: ['luisa-dsl'],
-  citation: '000 §3.1 Shared-Memory Atomic → Warp Collective (atomics on one slot serialize); 000 §3.5 Conditional Participation (lanes that should not take part are left out with a $if); 000 §4.3 Block-Local Atomic Privatization',
+  citation: '000 §3.1 Shared-Memory Atomic → Warp Collective; 000 §3.5 Conditional Participation; 000 §4.3 Block-Local Atomic Privatization',
   summary: 'Every thread issues an atomic whose operand is zero for the threads a predicate rejects (`fetch_add(ite(pred, 1u, 0u))`), instead of issuing it only under `$if (pred)`.',
   why: 'An atomic with a zero operand changes nothing but still takes its turn on the slot: on a block-shared counter the updates serialize (000 §3.1), so the rejected threads lengthen the queue for every accepted one. Leaving them out with a `$if` (000 §3.5) issues only the atomics that do work.',
   messages: {
