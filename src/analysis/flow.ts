@@ -54,6 +54,9 @@ export function pyStatement(n: SyntaxNode): SyntaxNode {
   return cur;
 }
 
+const PREPROC_CONDITIONALS = new Set(['preproc_if', 'preproc_ifdef', 'preproc_elif', 'preproc_elifdef']);
+const PREPROC_ARMS = new Set(['preproc_else', 'preproc_elif', 'preproc_elifdef']);
+
 /** Control reaches `b` after `a` in the same C++ function: no return/break between, not another branch. */
 export function cppFlowsTo(a: SyntaxNode, b: SyntaxNode): boolean {
   if (b.startIndex < a.endIndex) return false;
@@ -63,6 +66,8 @@ export function cppFlowsTo(a: SyntaxNode, b: SyntaxNode): boolean {
     const block = cur.parent;
     if (!block) return false;
     for (let s = cur.nextNamedSibling; s; s = s.nextNamedSibling) {
+      // `#else` / `#elif` arms are the other build of this `#if`: one build never runs both.
+      if (PREPROC_ARMS.has(s.type) && PREPROC_CONDITIONALS.has(block.type)) continue;
       if (contains(s, b)) return true;
       if (['return_statement', 'throw_statement', 'break_statement', 'continue_statement', 'goto_statement'].includes(s.type)) return false;
     }

@@ -122,6 +122,13 @@ export interface LocalDecl {
   param: boolean;
 }
 
+/** What a `.read` / `.write` / `.atomic` receiver is (see `LuisaModel.resourceOf`). */
+export interface ResourceInfo {
+  kind: 'buffer' | 'image' | 'shared' | 'other' | 'unknown';
+  /** Element type as written (`float`, `float4`, `Particle`), for buffers whose type is known. */
+  elem: string | null;
+}
+
 export interface LuisaModel {
   source: Source;
   cuda: CudaModel;
@@ -180,6 +187,13 @@ export interface LuisaModel {
   kernelOfShader(name: string): DslBody | null;
   /** The declaration of `name` visible at `at` (parameters and locals of the enclosing functions and lambdas). */
   declOf(name: string, at: SyntaxNode): LocalDecl | null;
+  /**
+   * What the receiver of a resource access is, from its declaration: a buffer (`Buffer<T>`,
+   * `BufferView<T>`, `BufferVar<T>`, `BufferFloat4`, `auto b = device.create_buffer<T>(n)`,
+   * `heap->buffer<T>(i)`) with its element type; an image or volume; a `Shared<T>`; another
+   * resource (bindless array, accel); or unknown (members, helpers' results).
+   */
+  resourceOf(receiver: SyntaxNode | null | undefined): ResourceInfo;
   /** Integer value of a constant expression (`256u`, `kBlock`, `2 * 128`, `40'000'000u`), or null. */
   constValue(n: SyntaxNode | null | undefined): number | null;
   /** Dimensions of any `set_block_size(...)` call (also the `make_uint3(...)` overload), or null for other calls. */
@@ -544,6 +558,54 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
       scope = functionAround(scope);
     }
   }
+
+  // --- resources read and written by kernels ---
+  const SCALAR_ALIAS = /^(Float|Int|UInt|Half|Short|UShort|SLong|ULong|Long|Double|Bool|Byte|UByte)([234](x[234])?)?$/;
+  const resourceOfType = (type: string, value: SyntaxNode | null, depth: number): ResourceInfo => {
+    const t = type.replace(/\s+/g, '').replace(/^const/, '').replace(/[&*]+$/, '').replace(/^(luisa::compute::|compute::)/, '');
+    let mm = /^(?:Buffer|BufferView|BufferVar|Var<(?:Buffer|BufferView)<(.+)>>)<(.+)>$/.exec(t) ?? /^Var<(?:Buffer|BufferView)<(.+)>>$/.exec(t);
+    if (mm) return { kind: 'buffer', elem: (mm[2] ?? mm[1]).replace(/^(luisa::compute::|luisa::)/, '') };
+    mm = /^Buffer(\w+)$/.exec(t);
+    if (mm && SCALAR_ALIAS.test(mm[1])) return { kind: 'buffer', elem: mm[1].toLowerCase() };
+    if (/^(Image|ImageView|ImageVar|Volume|VolumeView|VolumeVar|SparseImage|SparseVolume)\b|^(Image|Volume)(Float|Int|UInt)$/.test(t)) return { kind: 'image', elem: null };
+    if (/^Shared</.test(t)) return { kind: 'shared', elem: null };
+    if (/^(BindlessArray|BindlessVar|Accel|AccelVar)\b/.test(t)) return { kind: 'other', elem: null };
+    if (t === 'auto' && value && depth < 3) return resourceOfExpr(value, depth + 1);
+    return { kind: 'unknown', elem: null };
+  };
+  const resourceOfExpr = (e: SyntaxNode | null | undefined, depth: number): ResourceInfo => {
+    let r = unparen(e ?? null);
+    while (r && (r.type === 'pointer_expression' || r.type === 'reference_expression')) r = unparen(r.namedChildren[r.namedChildren.length - 1] ?? null);
+    if (!r) return { kind: 'unknown', elem: null };
+    if (r.type === 'call_expression') {
+      // `device.create_buffer<float>(n)`, `heap->buffer<float>(id)`, `buf.view(offset, n)`.
+      const f = r.childForFieldName('function');
+      const field = f?.type === 'field_expression' ? f.childForFieldName('field') : null;
+      if (field?.type === 'template_method') {
+        const name = textOf(field.childForFieldName('name') ?? field);
+        const targs = field.childForFieldName('arguments')?.namedChildren ?? [];
+        if ((name === 'create_buffer' || name === 'buffer') && targs.length === 1) return { kind: 'buffer', elem: textOf(targs[0]).replace(/\s+/g, '') };
+        if (/^create_(image|volume)$|^(tex2d|tex3d)$/.test(name)) return { kind: 'image', elem: null };
+      }
+      if (field && textOf(field) === 'view' && f?.type === 'field_expression' && depth < 3) {
+        const base = resourceOfExpr(f.childForFieldName('argument'), depth + 1);
+        if (base.kind === 'buffer' || base.kind === 'image') return base;
+      }
+      if (field && /^create_(image|volume)$/.test(textOf(field))) return { kind: 'image', elem: null };
+      return { kind: 'unknown', elem: null };
+    }
+    if (r.type === 'identifier') {
+      const name = textOf(r);
+      const d = declOf(name, r);
+      if (d) {
+        const info = resourceOfType(d.type, d.value, depth);
+        if (info.kind !== 'unknown') return info;
+      }
+      if (shared.some((s) => s.name === name)) return { kind: 'shared', elem: null };
+    }
+    return { kind: 'unknown', elem: null };
+  };
+  const resourceOf = (e: SyntaxNode | null | undefined): ResourceInfo => resourceOfExpr(e, 0);
 
   // --- block and warp sizes, shared memory ---
   // C++14 digit separators (`40'000'000u`) are common in LuisaCompute sizes, and the C++ model does
@@ -995,6 +1057,7 @@ function buildLuisaModel(source: Source, config: ResolvedConfig): LuisaModel {
     dispatches,
     kernelOfShader: (name) => shaderKernels.get(name) ?? null,
     declOf,
+    resourceOf,
     constValue: (n) => constValue(n),
     blockSizeAt,
     hostLoopOf,

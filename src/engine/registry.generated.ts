@@ -40,6 +40,7 @@ import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-
 import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
 import kernelWarpUnanimousCondition from '../../checks/kernel/warp-unanimous-condition/check.js';
 import kernelWaveQuantization from '../../checks/kernel/wave-quantization/check.js';
+import luisaAllThreadsInitSharedScalar from '../../checks/luisa/all-threads-init-shared-scalar/check.js';
 import luisaAsyncCopyIncomplete from '../../checks/luisa/async-copy-incomplete/check.js';
 import luisaBallotUpperWords from '../../checks/luisa/ballot-upper-words/check.js';
 import luisaButterflyToBuiltin from '../../checks/luisa/butterfly-to-builtin/check.js';
@@ -84,6 +85,7 @@ import luisaPerIterationSynchronize from '../../checks/luisa/per-iteration-synch
 import luisaPrefixTreatedAsInclusive from '../../checks/luisa/prefix-treated-as-inclusive/check.js';
 import luisaRedundantSyncBlock from '../../checks/luisa/redundant-sync-block/check.js';
 import luisaRedundantZeroInit from '../../checks/luisa/redundant-zero-init/check.js';
+import luisaScalarLoadsOfPackedVector from '../../checks/luisa/scalar-loads-of-packed-vector/check.js';
 import luisaSharedAtomicToWarpCollective from '../../checks/luisa/shared-atomic-to-warp-collective/check.js';
 import luisaSharedAtomicUnsupportedType from '../../checks/luisa/shared-atomic-unsupported-type/check.js';
 import luisaSharedCopyOrAssign from '../../checks/luisa/shared-copy-or-assign/check.js';
@@ -99,6 +101,7 @@ import luisaSyncBlockInDivergentBranch from '../../checks/luisa/sync-block-in-di
 import luisaTestsOnlyEvenExtents from '../../checks/luisa/tests-only-even-extents/check.js';
 import luisaThreadXAsLaneIndex from '../../checks/luisa/thread-x-as-lane-index/check.js';
 import luisaUnclampedLaneIndex from '../../checks/luisa/unclamped-lane-index/check.js';
+import luisaUnconditionalAtomicWithZeroIncrement from '../../checks/luisa/unconditional-atomic-with-zero-increment/check.js';
 import luisaWarpFirstActiveLaneOnHlsl from '../../checks/luisa/warp-first-active-lane-on-hlsl/check.js';
 import luisaWarpOpOperandType from '../../checks/luisa/warp-op-operand-type/check.js';
 import luisaWarpPerItemMapping from '../../checks/luisa/warp-per-item-mapping/check.js';
@@ -198,6 +201,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelVariableTripCountWithoutBinning,
   kernelWarpUnanimousCondition,
   kernelWaveQuantization,
+  luisaAllThreadsInitSharedScalar,
   luisaAsyncCopyIncomplete,
   luisaBallotUpperWords,
   luisaButterflyToBuiltin,
@@ -242,6 +246,7 @@ export const CHECKS: readonly CheckDef[] = [
   luisaPrefixTreatedAsInclusive,
   luisaRedundantSyncBlock,
   luisaRedundantZeroInit,
+  luisaScalarLoadsOfPackedVector,
   luisaSharedAtomicToWarpCollective,
   luisaSharedAtomicUnsupportedType,
   luisaSharedCopyOrAssign,
@@ -257,6 +262,7 @@ export const CHECKS: readonly CheckDef[] = [
   luisaTestsOnlyEvenExtents,
   luisaThreadXAsLaneIndex,
   luisaUnclampedLaneIndex,
+  luisaUnconditionalAtomicWithZeroIncrement,
   luisaWarpFirstActiveLaneOnHlsl,
   luisaWarpOpOperandType,
   luisaWarpPerItemMapping,

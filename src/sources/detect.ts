@@ -4,7 +4,10 @@ const CUDA_EXT = /\.(cu|cuh)$/i;
 const PY_EXT = /\.(py|pyi)$/i;
 const CPP_EXT = /\.(cpp|cc|cxx|c\+\+|h|hh|hpp|hxx|inl|ipp|tpp)$/i;
 
-const LUISA_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b|\bKernel[123]D\b|\bCallable\s*<|\bCommandList::create\s*\(|\bset_block_size\s*\(|\bsync_block\s*\(\s*\)/;
+/** DSL code itself: kernels, callables, device control flow, command lists, block sizes, barriers. */
+const LUISA_DSL_MARKERS = /\bKernel[123]D\b|\bCallable\s*<|\bCommandList::create\s*\(|\bset_block_size\s*\(|\bsync_block\s*\(\s*\)|\bdevice\s*(\.|->)\s*compile\s*[<(]|\bdispatch_id\s*\(\s*\)/;
+/** Only the library: its headers or namespace (LuisaCompute's own backends and runtime live there too). */
+const LUISA_LIBRARY_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b/;
 const LUISA_DSL_TOKENS = /\$(if|else|elif|for|while|loop)\b/;
 const CUDA_MARKERS =
   /\b__global__\b|\b__device__\b|\b__shared__\b|<<<|#include\s*[<"](cuda_runtime|cuda\.h|cuda_fp16|cub\/|thrust\/|cooperative_groups)|\bcuda(Malloc|Memcpy|Free|Stream|Event|Launch|DeviceSynchronize|Memset|FuncSetAttribute|Occupancy)\w*\s*\(|\bcu(MemAlloc|LaunchKernel|CtxSynchronize|StreamSynchronize)\w*\s*\(/;
@@ -22,8 +25,11 @@ export function detectLanguage(path: string, text: string, kernelMacros: readonl
   if (CUDA_EXT.test(path)) return { language: 'cuda' };
   if (PY_EXT.test(path)) return { language: 'python' };
   if (CPP_EXT.test(path)) {
-    if (LUISA_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
+    if (LUISA_DSL_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
+    // A backend source of the library that drives CUDA (`cuMemAllocAsync`, `cuStreamSynchronize`)
+    // under `namespace luisa::compute::cuda` is CUDA host code, not DSL code.
     if (CUDA_MARKERS.test(text)) return { language: 'cuda' };
+    if (LUISA_LIBRARY_MARKERS.test(text)) return { language: 'luisa-dsl' };
     if (kernelMacros.length && new RegExp(`\\b(${kernelMacros.map(escapeRe).join('|')})\\b`).test(text)) {
       return { language: 'cuda' };
     }

@@ -1,4 +1,4 @@
-import { cppFlowsTo, hostFunctionOf, onEveryPath } from '../../../src/analysis/flow.js';
+import { cppFlowsTo, hostFunctionOf, onEveryPath, unconditionalWithin } from '../../../src/analysis/flow.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
@@ -83,6 +83,19 @@ export default defineCheck({
               const alt = p.childForFieldName('alternative');
               const cons = p.childForFieldName('consequence');
               if (alt && cons && commits.some((x) => contains(cons, x)) && commits.some((x) => contains(alt, x))) covers.push(p);
+            }
+          }
+          // A loop whose body commits on every iteration (a render loop: `while (!window.should_close())
+          // { cl << …; stream << cl.commit(); }`) flushes what was recorded before it with its first
+          // iteration: setup batched into the first frame. Only a loop that never runs leaves it.
+          for (const c of commits) {
+            if (c.childForFieldName('function')?.childForFieldName('field')?.text !== 'commit') continue;
+            for (let p = c.parent; p && p.id !== scope.id; p = p.parent) {
+              if (!LOOPS.has(p.type)) continue;
+              const body = p.childForFieldName('body');
+              const jumps = body ? body.descendantsOfType(['break_statement', 'continue_statement', 'return_statement', 'throw_statement']).some((j) => j.startIndex < c.startIndex) : true;
+              if (body && !jumps && unconditionalWithin(c, body)) covers.push(p);
+              break;
             }
           }
           const committedBetween = (a: SyntaxNode, b: SyntaxNode): boolean => covers.some((c) => onEveryPath(c, a, b));
