@@ -11,6 +11,7 @@ import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/che
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
 import kernelAosCoordinates from '../../checks/kernel/aos-coordinates/check.js';
 import kernelCappedGridWithoutGridStride from '../../checks/kernel/capped-grid-without-grid-stride/check.js';
+import kernelContendedAtomicWithoutWarpAggregation from '../../checks/kernel/contended-atomic-without-warp-aggregation/check.js';
 import kernelCooperativeGridUnbounded from '../../checks/kernel/cooperative-grid-unbounded/check.js';
 import kernelDivergentBranchInInnerLoop from '../../checks/kernel/divergent-branch-in-inner-loop/check.js';
 import kernelExcessiveUnroll from '../../checks/kernel/excessive-unroll/check.js';
@@ -21,6 +22,7 @@ import kernelGlobalAtomicInLoop from '../../checks/kernel/global-atomic-in-loop/
 import kernelGridSyncWithoutCooperativeLaunch from '../../checks/kernel/grid-sync-without-cooperative-launch/check.js';
 import kernelGridTooSmall from '../../checks/kernel/grid-too-small/check.js';
 import kernelHardcodedBlockSize from '../../checks/kernel/hardcoded-block-size/check.js';
+import kernelInt32IndexOverflow from '../../checks/kernel/int32-index-overflow/check.js';
 import kernelLaunchBoundsOverconstrained from '../../checks/kernel/launch-bounds-overconstrained/check.js';
 import kernelLaunchExceedsLaunchBounds from '../../checks/kernel/launch-exceeds-launch-bounds/check.js';
 import kernelLaunchInPerItemLoop from '../../checks/kernel/launch-in-per-item-loop/check.js';
@@ -168,6 +170,7 @@ export const CHECKS: readonly CheckDef[] = [
   hostDeviceSequentialGetForTotals,
   kernelAosCoordinates,
   kernelCappedGridWithoutGridStride,
+  kernelContendedAtomicWithoutWarpAggregation,
   kernelCooperativeGridUnbounded,
   kernelDivergentBranchInInnerLoop,
   kernelExcessiveUnroll,
@@ -178,6 +181,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelGridSyncWithoutCooperativeLaunch,
   kernelGridTooSmall,
   kernelHardcodedBlockSize,
+  kernelInt32IndexOverflow,
   kernelLaunchBoundsOverconstrained,
   kernelLaunchExceedsLaunchBounds,
   kernelLaunchInPerItemLoop,
