@@ -37,6 +37,7 @@ import kernelSharedTreeBlockReduction from '../../checks/kernel/shared-tree-bloc
 import kernelShortBranchPredication from '../../checks/kernel/short-branch-predication/check.js';
 import kernelSingleAccumulatorDependencyChain from '../../checks/kernel/single-accumulator-dependency-chain/check.js';
 import kernelStridedGlobalAccess from '../../checks/kernel/strided-global-access/check.js';
+import kernelSyncfreeBusyWaitDeadlock from '../../checks/kernel/syncfree-busy-wait-deadlock/check.js';
 import kernelSyncthreadsInDivergentBranch from '../../checks/kernel/syncthreads-in-divergent-branch/check.js';
 import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-or-vector-loop-missing-tail/check.js';
 import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
@@ -196,6 +197,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelShortBranchPredication,
   kernelSingleAccumulatorDependencyChain,
   kernelStridedGlobalAccess,
+  kernelSyncfreeBusyWaitDeadlock,
   kernelSyncthreadsInDivergentBranch,
   kernelUnrolledOrVectorLoopMissingTail,
   kernelVariableTripCountWithoutBinning,

@@ -7,13 +7,15 @@ import type { SyntaxNode } from '../../../src/engine/types.js';
 /** Integer types of 32 bits (the C arithmetic of two of them stays in 32 bits). */
 const I32 = /^(int|unsigned|unsigned int|signed|signed int|int32_t|uint32_t|uint|__int32|unsigned int32_t)$/;
 /** Types that make a product 64-bit when one operand has them. */
-const I64 = /\b(long|size_t|ssize_t|int64_t|uint64_t|ptrdiff_t|intptr_t|uintptr_t|index_t|int64|uint64|__int64|Py_ssize_t|size_type|difference_type|offset_t|dim_t|idx_t|long_index_t|double|float)\b/;
+const I64 = /\b(long|size_t|ssize_t|int64_t|uint64_t|ptrdiff_t|intptr_t|uintptr_t|index_t|int64|uint64|__int64|Py_ssize_t|size_type|difference_type|offset_t|dim_t|idx_t|long_index_t)\b/;
+const FLOAT = /\b(float|double|half|__half|bfloat16|__nv_bfloat16|float2|float4)\b/;
 const QUALIFIERS = /\b(const|volatile|static|register|__restrict__|__device__|__shared__|__constant__|inline|__forceinline__)\b/g;
 
 type IntClass = 'i32' | 'i64' | 'lit' | null;
 
 const typeClass = (t: string): IntClass => {
   const s = t.replace(QUALIFIERS, ' ').replace(/\s+/g, ' ').trim();
+  if (FLOAT.test(s)) return null;
   if (I64.test(s)) return 'i64';
   return I32.test(s) ? 'i32' : null;
 };
@@ -102,7 +104,11 @@ export default defineCheck({
         const root = ctx.source.root;
         const fields = fieldTypes(root);
         const reported = new Set<number>();
+        // Flat offsets are 32-bit by default in tuned code; the source shows its tensors can pass 2^31 elements when
+        // it widens another product to 64 bits (`(int64_t)row * cols`, `uint64_t off = ...`).
+        const widened = m.functions.some((f) => (f.isKernel || f.isDevice) && !!f.body && widenedProduct(f, declsOf(f), fields, m));
         for (const f of m.functions) {
+          if (!widened) break;
           if (!(f.isKernel || f.isDevice) || !f.body) continue;
           const decls = declsOf(f);
           const cls = (n: SyntaxNode | null, depth = 0): IntClass => classOf(n, decls, fields, m, depth);
@@ -112,6 +118,8 @@ export default defineCheck({
             const r = p.childForFieldName('right');
             if (!l || !r || cls(l) !== 'i32' || cls(r) !== 'i32') continue;
             if (!extent(l, decls, m) || !extent(r, decls, m)) continue;
+            // `blockIdx.x * warps_per_block`: the grid index, bounded by the launch.
+            if ([l, r].some((x) => /^blockIdx\.[xyz]$/.test(unparen(x)!.text.replace(/\s+/g, '')))) continue;
             const use = addressUse(p, decls, f);
             if (!use) continue;
             if (reported.has(use.at.id)) continue;
@@ -159,6 +167,23 @@ export default defineCheck({
     };
   },
 });
+
+/** A product in device code with one operand widened to 64 bits (a cast or a 64-bit local/parameter) whose result reaches an address. */
+function widenedProduct(f: CudaFunction, decls: Map<string, Decl>, fields: Map<string, IntClass>, m: CudaModel): boolean {
+  for (const p of f.body?.descendantsOfType('binary_expression') ?? []) {
+    if (p.childForFieldName('operator')?.type !== '*') continue;
+    const ops = [p.childForFieldName('left'), p.childForFieldName('right')];
+    const cs = ops.map((o) => classOf(o, decls, fields, m, 0));
+    if (!cs.includes('i64')) continue;
+    // The 64-bit side must be an explicit widening of an index or a 64-bit index variable, not a float scale.
+    const wide = ops.find((o, i) => cs[i] === 'i64');
+    if (!wide) continue;
+    const other = ops.find((o) => o && o.id !== wide.id);
+    if (!other || m.constValue(other) !== null) continue;
+    if (cs.every((c) => c === 'i64' || c === 'i32')) return true;
+  }
+  return false;
+}
 
 /** `hwc` from fields `h`, `w`, `c` (or `hw`, `c`): at least two parts, each another extent field. */
 function productName(name: string, others: string[]): boolean {
