@@ -120,7 +120,7 @@ export default defineCheck({
             if (!extent(l, decls, m) || !extent(r, decls, m)) continue;
             // `blockIdx.x * warps_per_block`: the grid index, bounded by the launch.
             if ([l, r].some((x) => /^blockIdx\.[xyz]$/.test(unparen(x)!.text.replace(/\s+/g, '')))) continue;
-            const use = addressUse(p, decls, f);
+            const use = addressUse(p, decls, f, (ptr) => slicePointer(ptr, f, decls, fields, m));
             if (!use) continue;
             if (reported.has(use.at.id)) continue;
             reported.add(use.at.id);
@@ -185,6 +185,20 @@ function widenedProduct(f: CudaFunction, decls: Map<string, Decl>, fields: Map<s
   return false;
 }
 
+/**
+ * A local pointer to a slice that was set with a 64-bit offset (`img = base + (int64_t)i * w * h`): the
+ * source widened the outer offset, and 32-bit offsets inside the slice are bounded by it.
+ */
+function slicePointer(name: string, f: CudaFunction, decls: Map<string, Decl>, fields: Map<string, IntClass>, m: CudaModel): boolean {
+  const d = decls.get(name);
+  if (!d || !d.pointer || d.node.type === 'parameter_declaration' || d.node.type === 'optional_parameter_declaration') return false;
+  const values: SyntaxNode[] = d.value ? [d.value] : [];
+  for (const a of f.body?.descendantsOfType('assignment_expression') ?? []) {
+    if (unparen(a.childForFieldName('left'))?.text === name && a.childForFieldName('right')) values.push(a.childForFieldName('right')!);
+  }
+  return values.some((v) => [v, ...v.descendantsOfType('binary_expression')].some((b) => b.type === 'binary_expression' && ['*', '+'].includes(b.childForFieldName('operator')?.type ?? '') && [b.childForFieldName('left'), b.childForFieldName('right')].some((o) => classOf(o, decls, fields, m, 0) === 'i64')));
+}
+
 /** `hwc` from fields `h`, `w`, `c` (or `hw`, `c`): at least two parts, each another extent field. */
 function productName(name: string, others: string[]): boolean {
   const lower = name.toLowerCase();
@@ -224,7 +238,12 @@ function classOf(n: SyntaxNode | null, decls: Map<string, Decl>, fields: Map<str
       return typeClass(n.childForFieldName('type')?.text ?? '');
     case 'call_expression': {
       const name = lastName(calleePath(n.childForFieldName('function')) ?? '') ?? '';
-      if (/^(static_cast|int)$/.test(name)) return 'i32';
+      if (/^(static_cast|reinterpret_cast)$/.test(name)) {
+        // `static_cast<int64_t>(x)`: the target type.
+        const targs = n.childForFieldName('function')?.childForFieldName('arguments')?.text ?? n.childForFieldName('function')?.text.replace(/^[^<]*/, '') ?? '';
+        return typeClass(targs.replace(/^<|>$/g, ''));
+      }
+      if (name === 'int') return 'i32';
       if (!/^(min|max|umin|umax|imin|imax)$/.test(name)) return null;
       const args = n.childForFieldName('arguments')?.namedChildren ?? [];
       const cs = args.map((a) => classOf(a, decls, fields, m, depth + 1));
@@ -281,13 +300,13 @@ function blockBounded(n: SyntaxNode, decls: Map<string, Decl>, m: CudaModel, dep
 }
 
 /** The product reaches a global-memory address: a subscript or pointer offset, directly or through a 32-bit local. */
-function addressUse(p: SyntaxNode, decls: Map<string, Decl>, f: CudaFunction): { at: SyntaxNode; into: string } | null {
+function addressUse(p: SyntaxNode, decls: Map<string, Decl>, f: CudaFunction, slice: (name: string) => boolean): { at: SyntaxNode; into: string } | null {
   const isGlobalPtr = (n: SyntaxNode | null): boolean => {
     const u = unparen(n);
     if (!u) return false;
     if (u.type === 'identifier') {
       const d = decls.get(u.text);
-      return !!d && d.pointer && !d.shared;
+      return !!d && d.pointer && !d.shared && !slice(u.text);
     }
     return false;
   };
