@@ -45,6 +45,8 @@ export interface UniformityModel {
 const RANK: Record<UniformityLevel, number> = { block: 0, warp: 1, thread: 2 };
 const max = (a: UniformityLevel, b: UniformityLevel): UniformityLevel => (RANK[a] >= RANK[b] ? a : b);
 const LOOPS = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
+/** Parameter names that say they carry a thread's or lane's own index. */
+const THREAD_PARAM = /^(tid|t_?id|ltid|gtid|tidx|tx|ty|lane|lane_?id|laneid|lane_?idx|thread_?id|thread_?idx|thread_?rank|thread|threadIdx_?x|local_?tid|global_?tid)$/i;
 const THREAD_MACRO = /\bthreadIdx\b|\blane_?id\b|\blaneid\b|%laneid/i;
 /** Calls whose result differs per lane whatever their arguments. */
 const THREAD_CALLS = /^(atomic\w+|__lane_?id|lane_?id|laneid|__laneid|clock|clock64|__clock64|globaltimer|curand\w*|__shfl_(up|down|xor)_sync|__shfl_(up|down|xor)|__shfl|__match_any_sync|__fns|thread_rank|__popc_lanemask\w*|__lanemask_\w+)$/;
@@ -59,6 +61,21 @@ export const uniformity: Analysis<UniformityModel> = {
   compute: (source, config) => memoized(memo, source, config, build),
 };
 const memo = new WeakMap<Source, { config: ResolvedConfig; value: UniformityModel }>();
+
+/**
+ * Conventional names of the warp width (`WARP_SIZE`, `kWarpSize`, ...). When the source does not define one
+ * (it comes from a shared header), it is the hardware warp width, 32.
+ */
+const WARP_WIDTH_NAME = /^(WARP_?SIZE|WARPSIZE|k_?[Ww]arp_?[Ss]ize|warp_?size|WarpSize|kWarpThreads|WARP_THREADS|THREADS_PER_WARP|kThreadsPerWarp|N_THREADS_PER_WARP)$/;
+export function warpWidthValue(n: SyntaxNode | null | undefined, model: CudaModel): number | null {
+  if (!n) return null;
+  const v = model.constValue(n);
+  if (v !== null) return v;
+  const t = n.text.replace(/^.*::/, '');
+  if ((n.type === 'identifier' || n.type === 'qualified_identifier' || n.type === 'type_identifier') && WARP_WIDTH_NAME.test(t) && !model.macros.has(t)) return 32;
+  if (n.type === 'parenthesized_expression' && n.namedChildren.length === 1) return warpWidthValue(n.namedChildren[0], model);
+  return null;
+}
 
 const fullMaskLiteral = /^(0x[fF]{8}[uUlL]*|~0[uUlL]*|~0x0+[uUlL]*|-1|0xffffffff[uUlL]*|\(unsigned\)\s*-1|~\(?0u?\)?)$/;
 
@@ -180,6 +197,17 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
       list.push({ value, at, index, scope: scopeOf.get(key)! });
       writes.set(key, list);
     };
+    // Locals declared as pointers (`T* p = ...`), not arrays or values.
+    const pointerLocals = new Set<string>();
+    for (const d of body.descendantsOfType('declaration')) {
+      for (const c of d.namedChildren) {
+        const decl = c.type === 'init_declarator' ? c.childForFieldName('declarator') : c;
+        if (decl?.type === 'pointer_declarator') {
+          const nm = declName(decl);
+          if (nm) pointerLocals.add(nm);
+        }
+      }
+    }
     for (const d of body.descendantsOfType(['declaration', 'assignment_expression', 'update_expression', 'for_range_loop', 'condition_clause'])) {
       if (d.type === 'declaration' || d.type === 'condition_clause') {
         for (const c of d.namedChildren) {
@@ -197,11 +225,16 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
         let target = d.type === 'assignment_expression' ? d.childForFieldName('left') : d.childForFieldName('argument');
         let index: SyntaxNode | null = null;
         // `arr[i] = v` / `s.x = v`: the aggregate now holds a value that depends on v (and on i).
+        let throughMemory = false;
         while (target && (target.type === 'subscript_expression' || target.type === 'field_expression' || target.type === 'parenthesized_expression' || target.type === 'pointer_expression')) {
           if (target.type === 'subscript_expression') index = target.childForFieldName('indices') ?? target.childForFieldName('index');
+          if (target.type === 'subscript_expression' || (target.type === 'pointer_expression' && target.childForFieldName('operator')?.type === '*') || (target.type === 'field_expression' && target.childForFieldName('operator')?.type === '->')) throughMemory = true;
           target = target.childForFieldName('argument') ?? target.namedChildren[0] ?? null;
         }
         if (target?.type !== 'identifier') continue;
+        // `*p = v` / `p[i] = v` / `p->f = v` through a local pointer stores to memory; the pointer keeps its value
+        // (a pointer into shared memory set once for the block stays block-uniform, whatever is stored there).
+        if (throughMemory && pointerLocals.has(target.text)) continue;
         const value = d.type === 'assignment_expression' ? d.childForFieldName('right') : null;
         add(target.text, value, d, index);
       }
@@ -265,6 +298,44 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
     return 'block';
   }
 
+  /**
+   * A device function that runs a block barrier or a full-mask warp collective must be entered by the whole
+   * block (warp) together, so it is written to be steered by values its callers share (tile indices, problem
+   * sizes, a params struct). When none of its callers is in view, its parameters are taken as those shared
+   * values; a parameter named as a thread or lane index is not. Visible callers are checked instead.
+   */
+  const collectiveMemo = new Map<number, boolean>();
+  function collectiveHelper(fn: CudaFunction): boolean {
+    let hit = collectiveMemo.get(fn.node.id);
+    if (hit !== undefined) return hit;
+    collectiveMemo.set(fn.node.id, false);
+    hit = false;
+    for (const c of fn.body?.descendantsOfType('call_expression') ?? []) {
+      const path = calleePath(c.childForFieldName('function')) ?? '';
+      const name = lastName(path) ?? path;
+      // Calling a collective helper of this source makes the caller collective too.
+      const callee = model.functions.find((g) => g.name === name && g.body && (g.isDevice || g.isKernel) && g.node.id !== fn.node.id);
+      if (callee && collectiveHelper(callee)) {
+        hit = true;
+        break;
+      }
+      if (/^(__syncthreads(_count|_and|_or)?|__barrier_sync)$/.test(name) || /^(cg::|cooperative_groups::)?sync$/.test(path) || (/\.sync$/.test(path) && /this_thread_block|\bblock\b/.test(path))) {
+        hit = true;
+        break;
+      }
+      if (/^__(shfl(_up|_down|_xor)?|ballot|any|all|reduce_\w+|match_\w+)_sync$|^__syncwarp$/.test(name)) {
+        const a = c.childForFieldName('arguments')?.namedChildren.filter((x) => x.type !== 'comment')[0];
+        if (name === '__syncwarp' ? !a || isFullMask(a, model, config) : isFullMask(a, model, config)) {
+          hit = true;
+          break;
+        }
+      }
+    }
+    collectiveMemo.set(fn.node.id, hit);
+    return hit;
+  }
+  const paramName = (fn: CudaFunction, i: number): string => declName(fn.params[i]?.childForFieldName('declarator') ?? null) ?? '';
+
   /** Kernel parameters are set once per launch; a device function's parameter is as uniform as its arguments at every call. */
   function paramLevel(fn: CudaFunction, i: number): UniformityLevel {
     if (fn.isKernel) return 'block';
@@ -273,8 +344,8 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
     paramBusy.add(key);
     try {
       const sites = model.calls.filter((c) => c.name === fn.name && c.node.startIndex > 0 && !(c.node.startIndex >= fn.node.startIndex && c.node.endIndex <= fn.node.endIndex));
-      // No visible caller: the catalog's definition leaves it THREAD_DEPENDENT.
-      if (!sites.length) return 'thread';
+      // No visible caller: the catalog's definition leaves it THREAD_DEPENDENT, except in a collective helper.
+      if (!sites.length) return collectiveHelper(fn) && !THREAD_PARAM.test(paramName(fn, i)) ? 'block' : 'thread';
       let lv: UniformityLevel = 'block';
       for (const s of sites) {
         const a = s.args[i];
@@ -304,7 +375,7 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
       const r = n.childForFieldName('right');
       const multipleOf32 = (x: SyntaxNode | null) => {
         if (!x || evalExpr(x, fi) !== 'block') return false;
-        const v = model.constValue(x);
+        const v = warpWidthValue(x, model);
         if (v !== null) return v % 32 === 0;
         // blockIdx.x * blockDim.x: blocks are made of whole warps when blockDim.x is a multiple of 32, the common case.
         return /\bblockDim\.x\b|\bwarpSize\b/.test(x.text);
@@ -314,12 +385,74 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
     return false;
   }
 
+  /**
+   * What the function shows about its block's x (and y) extent: every launch of the kernel in view uses one
+   * constant block, an `assert(blockDim.x == K)`, or a block-stride loop `for (i = threadIdx.x; ...; i += K)`
+   * (it covers each element once only when blockDim.x is K).
+   */
+  const shapeMemo = new Map<number, { x: number | null; y: number | null }>();
+  function blockShape(fn: CudaFunction | null): { x: number | null; y: number | null } {
+    if (!fn?.body) return { x: null, y: null };
+    const hit = shapeMemo.get(fn.node.id);
+    if (hit) return hit;
+    const out: { x: number | null; y: number | null } = { x: null, y: null };
+    shapeMemo.set(fn.node.id, out);
+    const b = constantBlockOf(source, config, fn);
+    if (b) {
+      out.x = b[0];
+      out.y = b[1];
+      return out;
+    }
+    const valueOfText = (t: string): number | null => {
+      const v = model.constValueOfText(t.trim());
+      if (v !== null) return v;
+      return WARP_WIDTH_NAME.test(t.trim().replace(/^.*::/, '')) ? 32 : null;
+    };
+    for (const c of fn.body.descendantsOfType('call_expression')) {
+      const name = lastName(calleePath(c.childForFieldName('function')) ?? '') ?? '';
+      if (!/^(assert|static_assert|CUDA_KERNEL_ASSERT|__builtin_assume|assume)$/.test(name)) continue;
+      for (const m of c.text.matchAll(/blockDim\.([xy])\s*==\s*([A-Za-z_][\w:]*|\d+)/g)) {
+        const v = valueOfText(m[2]);
+        if (v !== null) out[m[1] as 'x' | 'y'] = v;
+      }
+    }
+    if (out.x === null) {
+      const fi = info(fn, root);
+      for (const loop of fn.body.descendantsOfType('for_statement')) {
+        const init = loop.childForFieldName('initializer');
+        const upd = loop.childForFieldName('update');
+        if (!init || upd?.type !== 'assignment_expression' || upd.childForFieldName('operator')?.type !== '+=') continue;
+        const decl = init.type === 'declaration' ? init.namedChildren.find((c) => c.type === 'init_declarator') : null;
+        const start = decl ? decl.childForFieldName('value') : init.type === 'assignment_expression' ? init.childForFieldName('right') : null;
+        const name = decl ? declName(decl.childForFieldName('declarator')) : init.childForFieldName('left')?.text;
+        if (!start || !name || upd.childForFieldName('left')?.text !== name) continue;
+        if (start.type === 'field_expression' ? start.text.replace(/\s+/g, '') !== 'threadIdx.x' : !(start.type === 'identifier' && isLinearThreadX(start, fi))) continue;
+        const k = warpWidthValue(upd.childForFieldName('right'), model);
+        if (k !== null && k > 0) {
+          out.x = k;
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** `threadIdx.y` is the same in a warp when blockDim.x is a multiple of 32 (the warp covers whole x rows); `.z` when blockDim.x·blockDim.y is. */
+  function threadAxisLevel(axis: string, fi: FnInfo): UniformityLevel {
+    if (axis !== 'y' && axis !== 'z') return 'thread';
+    const sh = blockShape(fi.fn);
+    if (sh.x === null) return 'thread';
+    if (axis === 'y') return sh.x % 32 === 0 ? 'warp' : 'thread';
+    if (sh.x % 32 === 0) return 'warp';
+    return sh.y !== null && (sh.x * sh.y) % 32 === 0 ? 'warp' : 'thread';
+  }
+
   function binaryLevel(n: SyntaxNode, fi: FnInfo): UniformityLevel {
     const op = n.childForFieldName('operator')?.type ?? '';
     const l = n.childForFieldName('left');
     const r = n.childForFieldName('right');
-    const rv = r ? model.constValue(r) : null;
-    const lv = l ? model.constValue(l) : null;
+    const rv = r ? warpWidthValue(r, model) : null;
+    const lv = l ? warpWidthValue(l, model) : null;
     if (l && isLinearThreadX(l, fi)) {
       // Warp index: threadIdx.x / 32, >> 5, / warpSize, & ~31 (lanes 32w..32w+31 share it).
       if (op === '/' && ((rv !== null && rv > 0 && rv % 32 === 0) || r?.text === 'warpSize')) return 'warp';
@@ -382,7 +515,7 @@ function build(source: Source, config: ResolvedConfig): UniformityModel {
       case 'field_expression': {
         const arg = n.childForFieldName('argument');
         const t = arg?.text;
-        lv = t === 'threadIdx' ? 'thread' : t === 'blockIdx' || t === 'blockDim' || t === 'gridDim' ? 'block' : arg ? evalExpr(arg, fi) : 'block';
+        lv = t === 'threadIdx' ? threadAxisLevel(n.childForFieldName('field')?.text ?? 'x', fi) : t === 'blockIdx' || t === 'blockDim' || t === 'gridDim' ? 'block' : arg ? evalExpr(arg, fi) : 'block';
         break;
       }
       case 'qualified_identifier':

@@ -11,6 +11,7 @@ import hostDeviceRoundtripCopy from '../../checks/host-device/roundtrip-copy/che
 import hostDeviceSequentialGetForTotals from '../../checks/host-device/sequential-get-for-totals/check.js';
 import kernelAosCoordinates from '../../checks/kernel/aos-coordinates/check.js';
 import kernelCappedGridWithoutGridStride from '../../checks/kernel/capped-grid-without-grid-stride/check.js';
+import kernelContendedAtomicWithoutWarpAggregation from '../../checks/kernel/contended-atomic-without-warp-aggregation/check.js';
 import kernelCooperativeGridUnbounded from '../../checks/kernel/cooperative-grid-unbounded/check.js';
 import kernelDivergentBranchInInnerLoop from '../../checks/kernel/divergent-branch-in-inner-loop/check.js';
 import kernelExcessiveUnroll from '../../checks/kernel/excessive-unroll/check.js';
@@ -21,6 +22,7 @@ import kernelGlobalAtomicInLoop from '../../checks/kernel/global-atomic-in-loop/
 import kernelGridSyncWithoutCooperativeLaunch from '../../checks/kernel/grid-sync-without-cooperative-launch/check.js';
 import kernelGridTooSmall from '../../checks/kernel/grid-too-small/check.js';
 import kernelHardcodedBlockSize from '../../checks/kernel/hardcoded-block-size/check.js';
+import kernelInt32IndexOverflow from '../../checks/kernel/int32-index-overflow/check.js';
 import kernelLaunchBoundsOverconstrained from '../../checks/kernel/launch-bounds-overconstrained/check.js';
 import kernelLaunchExceedsLaunchBounds from '../../checks/kernel/launch-exceeds-launch-bounds/check.js';
 import kernelLaunchInPerItemLoop from '../../checks/kernel/launch-in-per-item-loop/check.js';
@@ -35,6 +37,7 @@ import kernelSharedTreeBlockReduction from '../../checks/kernel/shared-tree-bloc
 import kernelShortBranchPredication from '../../checks/kernel/short-branch-predication/check.js';
 import kernelSingleAccumulatorDependencyChain from '../../checks/kernel/single-accumulator-dependency-chain/check.js';
 import kernelStridedGlobalAccess from '../../checks/kernel/strided-global-access/check.js';
+import kernelSyncfreeBusyWaitDeadlock from '../../checks/kernel/syncfree-busy-wait-deadlock/check.js';
 import kernelSyncthreadsInDivergentBranch from '../../checks/kernel/syncthreads-in-divergent-branch/check.js';
 import kernelUnrolledOrVectorLoopMissingTail from '../../checks/kernel/unrolled-or-vector-loop-missing-tail/check.js';
 import kernelVariableTripCountWithoutBinning from '../../checks/kernel/variable-trip-count-without-binning/check.js';
@@ -172,6 +175,7 @@ export const CHECKS: readonly CheckDef[] = [
   hostDeviceSequentialGetForTotals,
   kernelAosCoordinates,
   kernelCappedGridWithoutGridStride,
+  kernelContendedAtomicWithoutWarpAggregation,
   kernelCooperativeGridUnbounded,
   kernelDivergentBranchInInnerLoop,
   kernelExcessiveUnroll,
@@ -182,6 +186,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelGridSyncWithoutCooperativeLaunch,
   kernelGridTooSmall,
   kernelHardcodedBlockSize,
+  kernelInt32IndexOverflow,
   kernelLaunchBoundsOverconstrained,
   kernelLaunchExceedsLaunchBounds,
   kernelLaunchInPerItemLoop,
@@ -196,6 +201,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelShortBranchPredication,
   kernelSingleAccumulatorDependencyChain,
   kernelStridedGlobalAccess,
+  kernelSyncfreeBusyWaitDeadlock,
   kernelSyncthreadsInDivergentBranch,
   kernelUnrolledOrVectorLoopMissingTail,
   kernelVariableTripCountWithoutBinning,

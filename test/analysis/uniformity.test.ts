@@ -182,3 +182,44 @@ describe('uniformity: divergentBranchesAround', () => {
     expect(conds(at('out[3]'), 'warp')).toContain('ternary:flags[tid]');
   });
 });
+
+const ROWS = `
+__global__ void rows32(const float* a, float* out, int c) {
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  for (int k = threadIdx.x; k < c; k += 32) out[y] += a[k];
+}
+__global__ void rows16(const float* a, float* out, int c) {
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  for (int k = threadIdx.x; k < c; k += 16) out[y] += a[k];
+}
+__global__ void ticket(unsigned* counter, float* out) {
+  extern __shared__ float sm[];
+  unsigned* t = (unsigned*)(sm + 4);
+  if (threadIdx.x == 0) *t = atomicInc(counter, gridDim.x);
+  __syncthreads();
+  unsigned got = *t;
+  out[got] = 1.f;
+}
+__device__ void worker(int tile, int tid) { __syncthreads(); }
+`;
+describe('uniformity: block shape, pointers, collective helpers', () => {
+  const [s] = buildSources('src/r.cu', 'cuda', { text: ROWS, firstLine: 1, label: 'file', wholeFile: true }, 5000);
+  const u = uniformity.compute(s, config());
+  const decl = (fn: string, name: string) => {
+    const f = s.root.descendantsOfType('function_definition').find((d) => d.text.includes(`void ${fn}(`))!;
+    return f.descendantsOfType('init_declarator').find((d) => d.childForFieldName('declarator')?.text === name)!.childForFieldName('value')!;
+  };
+  it('threadIdx.y is warp-uniform when a block-stride loop shows 32-wide rows, not with 16-wide rows', () => {
+    expect(u.level(decl('rows32', 'y'))).toBe('warp');
+    expect(u.level(decl('rows16', 'y'))).toBe('thread');
+  });
+  it('a store through a local pointer into shared memory does not make the pointer per-thread', () => {
+    expect(u.level(decl('ticket', 'got'))).toBe('block');
+  });
+  it('parameters of a collective helper without visible callers are shared, except thread-index names', () => {
+    const f = s.root.descendantsOfType('function_definition').find((d) => d.text.includes('void worker('))!;
+    const ids = f.descendantsOfType('identifier');
+    expect(u.level(ids.find((i) => i.text === 'tile')!)).toBe('block');
+    expect(u.level(ids.find((i) => i.text === 'tid')!)).toBe('thread');
+  });
+});

@@ -137,6 +137,8 @@ export default defineCheck({
         if (m.calls.some((c) => c.node.startIndex >= loop.startIndex && c.node.endIndex <= loop.endIndex && /^(cudaMemcpy|cudaMemcpy2D|cudaDeviceSynchronize|cudaStreamSynchronize|cudaEventSynchronize)$/.test(c.name))) continue;
         // `std::swap(d_in, d_out)`: iteration i+1 consumes iteration i's output.
         if (m.calls.some((c) => c.node.startIndex >= body.startIndex && c.node.endIndex <= body.endIndex && c.name === 'swap')) continue;
+        // One launch per GPU: the loop switches the current device (multi-GPU dispatch), not per-item work.
+        if (m.calls.some((c) => c.node.startIndex >= body.startIndex && c.node.endIndex <= body.endIndex && /^(cudaSetDevice|cuCtxSetCurrent|set_device|setDevice)$/.test(c.name)) || /\b(CUDAGuard|OptionalCUDAGuard|DeviceGuard|device_guard)\b/.test(body.text)) continue;
         const assigns: Array<{ names: string[]; value: SyntaxNode }> = [];
         for (const d of body.descendantsOfType('init_declarator')) {
           const n = d.childForFieldName('declarator');
