@@ -154,6 +154,7 @@ import syncRedundantStreamSync from '../../checks/sync/redundant-stream-sync/che
 import syncScalarConversionOfDeviceValue from '../../checks/sync/scalar-conversion-of-device-value/check.js';
 import syncStreamForDependentOrTinyWork from '../../checks/sync/stream-for-dependent-or-tiny-work/check.js';
 import syncStreamPriorityLiteral from '../../checks/sync/stream-priority-literal/check.js';
+import syncThrustDefaultPolicy from '../../checks/sync/thrust-default-policy/check.js';
 import syncTooManyStreams from '../../checks/sync/too-many-streams/check.js';
 
 export const CHECKS: readonly CheckDef[] = [
@@ -311,5 +312,6 @@ export const CHECKS: readonly CheckDef[] = [
   syncScalarConversionOfDeviceValue,
   syncStreamForDependentOrTinyWork,
   syncStreamPriorityLiteral,
+  syncThrustDefaultPolicy,
   syncTooManyStreams,
 ];
