@@ -52,10 +52,12 @@ export default defineCheck({
           } else if (c.policy.kind === 'sync-on' && NO_HOST_RESULT.has(c.algorithm)) {
             const stream = c.policy.stream?.text ?? '';
             const fn = outerFunction(c.node);
-            const param = t.streamParams(c.node).includes(stream);
-            const next = fn ? gpuOps.find((o) => o.startIndex > c.node.endIndex && contains(fn, o)) : undefined;
-            if (!param && !next) continue;
-            const reason = param ? ` and the caller handed the stream in to queue work on it` : ` and \`${oneLine(next!.text, 40)}\` follows`;
+            // Mature stream code issues `par.on(s)` everywhere and accepts one sync per algorithm; the cost
+            // becomes a hazard when it repeats: once per iteration of a loop that keeps issuing GPU work.
+            const loop = fn ? m.loopsOf(c.node).find((l) => contains(fn, l)) : undefined;
+            const next = loop ? gpuOps.find((o) => o.id !== c.node.id && contains(loop, o) && !contains(o, c.node)) : undefined;
+            if (!next) continue;
+            const reason = ` and it runs once per loop iteration next to \`${oneLine(next.text, 40)}\``;
             ctx.report({ node: c.arg, messageId: 'syncOn', data: { algo: c.algorithm, policy, stream: oneLine(stream, 40), reason } });
           }
         }
