@@ -6,7 +6,7 @@ import { cudaModel } from './cuda.js';
 import { hostFunctionOf } from './flow.js';
 import { memoized } from './python.js';
 import { calleePath, contains, lastName, unparen } from './syntax.js';
-import { thrustModel } from './thrust.js';
+import { inDeviceLambda, thrustModel } from './thrust.js';
 
 /**
  * Device values read back by CUDA C++ host code (CUDA runtime, libtorch extensions, Thrust, RMM):
@@ -80,7 +80,7 @@ function build(source: Source, config: ResolvedConfig): CppD2H {
   gpuWork.sort((a, b) => a.startIndex - b.startIndex);
 
   const push = (node: SyntaxNode, kind: ReadbackKind, value: string | null) => {
-    if (m.inDeviceCode(node)) return;
+    if (m.inDeviceCode(node) || inDeviceLambda(node)) return;
     const fn = outerFunction(node);
     if (fn) readbacks.push({ node, kind, value, fn });
   };
@@ -121,11 +121,15 @@ function build(source: Source, config: ResolvedConfig): CppD2H {
     for (const d of source.root.descendantsOfType(['declaration', 'parameter_declaration', 'field_declaration'])) {
       const type = d.childForFieldName('type');
       if (!type || !/^(\w+::)*(device_vector|caching_device_vector|device_uvector)\s*</.test(type.text)) continue;
+      // A parameter of a bare declaration (`void f(device_vector<T>* w);`) names nothing in any body.
+      if (d.type === 'parameter_declaration' && !outerFunction(d)) continue;
       const scope = outerFunction(d) ?? source.root;
       let set = vectors.get(scope);
       if (!set) vectors.set(scope, (set = new Set()));
       for (const x of d.namedChildren) {
         let id: SyntaxNode | null = x === type ? null : x;
+        // `device_vector<T>* p`: `p[i]` indexes the pointer, not the vector's elements.
+        if (id && /pointer_declarator/.test(id.type + (id.childForFieldName('declarator')?.type ?? ''))) continue;
         while (id && id.type !== 'identifier' && id.type !== 'field_identifier') id = id.childForFieldName('declarator') ?? id.namedChildren.find((k) => k.type === 'identifier' || /declarator/.test(k.type)) ?? null;
         if (id) set.add(id.text);
       }

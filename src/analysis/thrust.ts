@@ -1,7 +1,7 @@
 import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
-import { cudaModel, type CudaModel } from './cuda.js';
+import { cudaModel, deviceLambdaHead, type CudaModel } from './cuda.js';
 import { hostFunctionOf } from './flow.js';
 import { memoized } from './python.js';
 import { calleePath, lastName, unparen } from './syntax.js';
@@ -103,6 +103,19 @@ export function policyOf(e: SyntaxNode | null | undefined): Policy | null {
   return null;
 }
 
+/** Inside a `[=] __device__ (...) {...}` lambda (or `__host__ __device__`, a `*_DEVICE` macro): device code. */
+export function inDeviceLambda(n: SyntaxNode): boolean {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'lambda_expression') {
+      const body = p.childForFieldName('body');
+      const head = body ? p.text.slice(0, body.startIndex - p.startIndex) : p.text;
+      if (deviceLambdaHead(head)) return true;
+    }
+    if (p.type === 'function_definition') return false;
+  }
+  return false;
+}
+
 function params(fn: SyntaxNode): SyntaxNode[] {
   let d = fn.childForFieldName('declarator');
   while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? null;
@@ -151,7 +164,7 @@ function build(source: Source, config: ResolvedConfig): ThrustModel {
   const fileStreams = FILE_STREAM_CODE.test(code);
   if (/thrust|cub::/.test(text)) {
     for (const c of m.calls) {
-      if (m.inDeviceCode(c.node)) continue;
+      if (m.inDeviceCode(c.node) || inDeviceLambda(c.node)) continue;
       if (/^(::)?cub::Device\w+::\w+$/.test(c.path)) {
         const tail = c.args.slice(-2);
         const stream = tail.reverse().find((a) => STREAM_ARG.test(strip(a.text)) || streamVarIn(a, c.node)) ?? null;
