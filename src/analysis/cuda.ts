@@ -84,6 +84,15 @@ const ASYNC_GPU_OPS = /^(cudaMemcpy\w*Async|cudaMemset\w*Async|cudaMemPrefetchAs
 const TYPE_SIZES: Record<string, number> = { char: 1, 'unsigned char': 1, int8_t: 1, uint8_t: 1, bool: 1, short: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2, __nv_bfloat16: 2, int: 4, 'unsigned int': 4, float: 4, unsigned: 4, long: 8, 'long long': 8, 'unsigned long long': 8, double: 8, half: 2, __half: 2, int2: 8, float2: 8, int4: 16, float4: 16, double2: 16, double4: 32, int64_t: 8, uint64_t: 8, int32_t: 4, uint32_t: 4, size_t: 8 };
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|\bVERBOSE\b|\bverbose\b|_DEBUG\b|\bdebug_|\bNDEBUG\b/;
 
+/**
+ * The text of a lambda between its start and its body marks it as device code: `__device__` (or a
+ * `*_DEVICE` macro such as `XGBOOST_DEVICE`), or the blank that source masking leaves where
+ * `__host__ __device__` stood after the capture list (the parsed text keeps its length).
+ */
+export function deviceLambdaHead(head: string): boolean {
+  return /__device__|\b\w*DEVICE\w*\b/.test(head) || /\][ \t]{10,}[({]/.test(head) || /\][ \t]{10,}(mutable\s*)?$/.test(head) || /\]\s*\([^)]*\)/.test(head) && /\][ \t]{10,}\(/.test(head);
+}
+
 export const cudaModel: Analysis<CudaModel> = {
   name: 'cuda-model',
   compute: (source, config) => memoized(cudaMemo, source, config, buildCudaModel),

@@ -4,6 +4,7 @@ import hostDeviceAllocSizedFromDeviceValue from '../../checks/host-device/alloc-
 import hostDeviceD2hMidPipeline from '../../checks/host-device/d2h-mid-pipeline/check.js';
 import hostDeviceD2hValueDrivesLaunch from '../../checks/host-device/d2h-value-drives-launch/check.js';
 import hostDeviceGetInLoop from '../../checks/host-device/get-in-loop/check.js';
+import hostDeviceNativeD2hCountReadback from '../../checks/host-device/native-d2h-count-readback/check.js';
 import hostDeviceNumpyBuiltThenUploaded from '../../checks/host-device/numpy-built-then-uploaded/check.js';
 import hostDeviceNumpyOnDeviceArray from '../../checks/host-device/numpy-on-device-array/check.js';
 import hostDevicePythonLoopOverDeviceArray from '../../checks/host-device/python-loop-over-device-array/check.js';
@@ -161,6 +162,7 @@ import syncRedundantStreamSync from '../../checks/sync/redundant-stream-sync/che
 import syncScalarConversionOfDeviceValue from '../../checks/sync/scalar-conversion-of-device-value/check.js';
 import syncStreamForDependentOrTinyWork from '../../checks/sync/stream-for-dependent-or-tiny-work/check.js';
 import syncStreamPriorityLiteral from '../../checks/sync/stream-priority-literal/check.js';
+import syncThrustDefaultPolicy from '../../checks/sync/thrust-default-policy/check.js';
 import syncTooManyStreams from '../../checks/sync/too-many-streams/check.js';
 
 export const CHECKS: readonly CheckDef[] = [
@@ -168,6 +170,7 @@ export const CHECKS: readonly CheckDef[] = [
   hostDeviceD2hMidPipeline,
   hostDeviceD2hValueDrivesLaunch,
   hostDeviceGetInLoop,
+  hostDeviceNativeD2hCountReadback,
   hostDeviceNumpyBuiltThenUploaded,
   hostDeviceNumpyOnDeviceArray,
   hostDevicePythonLoopOverDeviceArray,
@@ -325,5 +328,6 @@ export const CHECKS: readonly CheckDef[] = [
   syncScalarConversionOfDeviceValue,
   syncStreamForDependentOrTinyWork,
   syncStreamPriorityLiteral,
+  syncThrustDefaultPolicy,
   syncTooManyStreams,
 ];
