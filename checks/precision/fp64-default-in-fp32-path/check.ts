@@ -67,18 +67,32 @@ function fp32Mention(scope: SyntaxNode): SyntaxNode | null {
 }
 
 /**
- * A dtype taken from the data: `dtype=x.dtype`, `astype(x.real.dtype)`, `promote_types(...)`,
- * `result_type(...)`: the function follows its input's precision, so float32 input stays float32.
+ * A dtype taken from the input: `dtype=x.dtype`, `astype(x.real.dtype)` where `x` is a parameter not
+ * rebound before that point, `promote_types(...)`, `result_type(...)`: the function follows its input's
+ * precision, so float32 input stays float32. The dtype of a local (integer labels, a buffer the function
+ * itself made fp64) says nothing about the input.
  */
-function derivedDtype(scope: SyntaxNode): SyntaxNode | null {
-  for (const c of scope.descendantsOfType('call')) {
+function derivedDtype(fn: SyntaxNode, m: PyModel): SyntaxNode | null {
+  const params = paramNames(fn);
+  for (const c of fn.descendantsOfType('call')) {
     const name = lastName(calleePath(c.childForFieldName('function'))) ?? '';
     if (name === 'promote_types' || name === 'result_type') return c;
     const { positional, keywords } = pyArgs(c);
     const d = keywords.get('dtype') ?? (name === 'astype' ? positional[0] : undefined);
-    if (d && /\.dtype$/.test(d.text)) return c;
+    const recv = d ? /^(\w+)(?:\.real|\.imag)?\.dtype$/.exec(d.text)?.[1] : undefined;
+    if (!recv || !params.has(recv)) continue;
+    if ((m.assignmentsIn(fn).get(recv) ?? []).some((a) => a.node.startIndex < c.startIndex)) continue;
+    return c;
   }
   return null;
+}
+
+/** A shape made of `x.ndim` and small integers: a transform matrix or a per-axis vector, not bulk data. */
+function tinyShape(shape: SyntaxNode | undefined): boolean {
+  const u = unparen(shape);
+  if (!u) return false;
+  const parts = u.type === 'tuple' || u.type === 'list' ? u.namedChildren : [u];
+  return parts.length > 0 && parts.every((p) => /^(?:[\w.]+\.ndim|ndim|\d)(?:\s*[-+]\s*\d)?$/.test(p.text.trim()) || (p.type === 'integer' && Number(p.text) <= 16));
 }
 
 function statementOf(n: SyntaxNode): SyntaxNode {
@@ -183,7 +197,7 @@ function analysePython(ctx: CheckContext, m: PyModel): void {
   const planNames = new Set(ctx.config.vocab.precision_plan_names);
   const evidenceMemo = new Map<number, SyntaxNode | null>();
   const evidenceOf = (fn: SyntaxNode): SyntaxNode | null => {
-    if (!evidenceMemo.has(fn.id)) evidenceMemo.set(fn.id, fp32Mention(fn) ?? derivedDtype(fn));
+    if (!evidenceMemo.has(fn.id)) evidenceMemo.set(fn.id, fp32Mention(fn) ?? derivedDtype(fn, m));
     return evidenceMemo.get(fn.id) ?? null;
   };
   let moduleMemo: SyntaxNode | null | undefined;
@@ -202,6 +216,7 @@ function analysePython(ctx: CheckContext, m: PyModel): void {
       if (name in DEFAULT_FP64) {
         if (FROM_VALUES.has(name) && !floatValued(name === 'full' ? positional.slice(1, 2) : positional)) continue;
         if (name === 'full' && !positional[1]) continue;
+        if (name !== 'linspace' && name !== 'logspace' && name !== 'arange' && tinyShape(positional[0])) continue;
         candidates.push({ node: call, messageId: 'defaulted', code: oneLine(call.text), dtype: 'float64' });
         continue;
       }
@@ -237,7 +252,7 @@ function analysePython(ctx: CheckContext, m: PyModel): void {
     if ([...params.keys()].some((p) => planNames.has(p) || COMPUTE_DTYPE_PARAM.test(p))) continue;
     // A Python float table uploaded without a dtype is float64 whatever the function does; the module's
     // float32 work (a `dtype=cp.float32` default elsewhere) is what it gets mixed into.
-    const upload = c.messageId === 'defaulted' && UPLOADS.has(cupyCall(m, c.node) ?? '');
+    const upload = c.messageId === 'defaulted' && UPLOADS.has(cupyCall(m, c.node) ?? '') && unparen(pyArgs(c.node).positional[0])?.type === 'identifier';
     const evidence = evidenceOf(fn) ?? (upload ? moduleEvidence() : null);
     if (!evidence || (evidence.startIndex >= c.node.startIndex && evidence.endIndex <= c.node.endIndex)) continue;
     if (deliberateBranch(c.node, fn) || narrowedAtOnce(c.node)) continue;
@@ -267,19 +282,22 @@ function analyseElementwise(ctx: CheckContext, m: PyModel): void {
     if (!cupyCall(m, call) && !m.importsCupy) continue;
     const { positional, keywords } = pyArgs(call);
     const sigs = [positional[0] ?? keywords.get('in_params'), positional[1] ?? keywords.get('out_params')];
-    const params: Array<{ type: string; name: string; node: SyntaxNode }> = [];
-    for (const s of sigs) {
+    // `array`: an output, or a `raw` input, is always an array; a plain input may be a scalar, whose
+    // fp64 type costs arithmetic but not the fp64 storage and traffic of an array.
+    const params: Array<{ type: string; name: string; node: SyntaxNode; array: boolean }> = [];
+    sigs.forEach((s, k) => {
       const text = pyStringValue(s);
-      if (text === null || !s) continue;
+      if (text === null || !s) return;
       for (const p of text.split(',')) {
-        const toks = p.trim().split(/\s+/).filter((t) => t !== 'raw');
-        if (toks.length >= 2) params.push({ type: toks[toks.length - 2], name: toks[toks.length - 1], node: s });
+        const all = p.trim().split(/\s+/);
+        const toks = all.filter((t) => t !== 'raw');
+        if (toks.length >= 2) params.push({ type: toks[toks.length - 2], name: toks[toks.length - 1], node: s, array: k === 1 || all.includes('raw') });
       }
-    }
+    });
     const generic = params.find((p) => /^[A-Z]\w?$/.test(p.type) || /^(float32|complex64|float16)$/.test(p.type));
     if (!generic) continue;
     for (const p of params) {
-      if (!/^(float64|complex128|double)$/.test(p.type)) continue;
+      if (!p.array || !/^(float64|complex128|double)$/.test(p.type)) continue;
       if (documented(statementOf(call))) continue;
       ctx.report({
         node: p.node,
