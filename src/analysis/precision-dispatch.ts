@@ -206,3 +206,50 @@ function build(source: Source, config: ResolvedConfig): PrecisionFacts {
 
   return { formats, typeValues: (e) => typeValues(e), planNames, planFieldReads, declaresComputeT, usesComputeT, stringValue, py };
 }
+
+/**
+ * Python dtype spellings by width. `float` / `complex` (the builtins) and the one-letter codes `'d'` /
+ * `'D'` are NumPy/CuPy's float64 / complex128; `'f'` / `'F'` are float32 / complex64.
+ */
+const DTYPE_MODULES = /^(?:np|numpy|cp|cupy|xp|jnp|numba|nb|types|numba\.types|nb\.types|torch)$/;
+const PY_FP64_NAMES = new Set(['float64', 'complex128', 'double', 'cdouble', 'float_', 'complex_', 'longdouble']);
+const PY_FP32_NAMES = new Set(['float32', 'complex64', 'single', 'csingle']);
+const PY_FP64_STRINGS = new Set(['float64', 'complex128', 'double', 'd', 'D', 'f8', 'c16', '<f8', '<c16', 'float', 'complex']);
+const PY_FP32_STRINGS = new Set(['float32', 'complex64', 'single', 'f', 'F', 'f4', 'c8', '<f4', '<c8']);
+
+/** Content of a plain Python string literal (no f-string interpolation), else null. */
+export function pyStringValue(n: SyntaxNode | null | undefined): string | null {
+  if (n?.type !== 'string' || n.namedChildren.some((c) => c.type === 'interpolation')) return null;
+  return n.namedChildren.filter((c) => c.type === 'string_content').map((c) => c.text).join('');
+}
+
+/**
+ * Width of a Python dtype expression: `'fp64'` for `cp.float64`, `np.complex128`, `float`, `complex`,
+ * `'d'`, `"complex128"`; `'fp32'` for `cp.float32`, `'f'`, `"complex64"`; null for anything else (a
+ * variable, `x.dtype`, an integer type).
+ */
+export function pyDtypeWidth(n: SyntaxNode | null | undefined): 'fp64' | 'fp32' | null {
+  if (!n) return null;
+  const s = pyStringValue(n);
+  if (s !== null) return PY_FP64_STRINGS.has(s) ? 'fp64' : PY_FP32_STRINGS.has(s) ? 'fp32' : null;
+  if (n.type === 'identifier') return n.text === 'float' || n.text === 'complex' ? 'fp64' : null;
+  if (n.type === 'attribute') {
+    const a = n.childForFieldName('attribute')?.text ?? '';
+    // `cp.float64`, `numpy.complex128`, `numba.types.float32`: a dtype of an array or JIT module, not
+    // any attribute that happens to be called `single`.
+    if (!DTYPE_MODULES.test(n.childForFieldName('object')?.text ?? '')) return null;
+    if (PY_FP64_NAMES.has(a)) return 'fp64';
+    if (PY_FP32_NAMES.has(a)) return 'fp32';
+    return null;
+  }
+  if (n.type === 'call') {
+    // `cp.dtype('float32')`, `np.dtype(np.float64)`.
+    const f = n.childForFieldName('function')?.text ?? '';
+    const arg = n.childForFieldName('arguments')?.namedChildren[0];
+    if (/(^|\.)dtype$/.test(f)) return pyDtypeWidth(arg);
+  }
+  return null;
+}
+
+/** Does `text` name a float32 / complex64 dtype (as an attribute, a bare name or a dtype string)? */
+export const FP32_DTYPE_MENTION = /\b(?:float32|complex64|csingle)\b|(['"])(?:f|F|f4|c8|single)\1/;

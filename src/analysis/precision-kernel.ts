@@ -19,7 +19,31 @@ export function computeTTypedef(root: SyntaxNode): string | null {
   }
   // `template <typename compute_t>`: the type is a template parameter, still a precision switch.
   if (/\b(typename|class)\s+compute_t\b/.test(root.text)) return 'compute_t';
+  // Used as a type but declared nowhere in this source: the typedef comes from a preamble the kernel
+  // string is joined with (`PRECISION_PREAMBLE + _SRC`) or an included header. It still exists.
+  if (usesComputeTAsType(root)) return 'compute_t';
   return null;
+}
+
+/** `compute_t x = …`, `(compute_t)v`, `static_cast<compute_t>(v)`: compute_t named as a type. */
+function usesComputeTAsType(root: SyntaxNode): boolean {
+  return root.descendantsOfType(['type_identifier', 'primitive_type']).some((t) => t.text === 'compute_t');
+}
+
+/**
+ * Error-free transformations and exact predicates (two-sum, two-product, double-double, Shewchuk
+ * expansions, exact orientation tests): fp64 is their algorithm, not a compute-precision choice.
+ */
+const EXACT_ARITHMETIC_NAME = /(?:^|_)(?:fast_?)?two_?(?:sum|diff|prod(?:uct)?)(?:_|$)|^(?:fast)?two(?:Sum|Diff|Prod(?:uct)?)|(?:^|_)(?:dd|double_?double|exact|expansion|robust|shewchuk|split)(?:_|$)|Exact|Expansion|DoubleDouble/;
+export function isExactArithmeticHelper(name: string, body: SyntaxNode | null | undefined): boolean {
+  if (EXACT_ARITHMETIC_NAME.test(name)) return true;
+  if (!body) return false;
+  // Two-product by FMA: `p = a * b; e = fma(a, b, -p);` recovers the rounding error of the product.
+  return body.descendantsOfType('call_expression').some((c) => {
+    if (!/^(?:::|std::)?fma$/.test(c.childForFieldName('function')?.text ?? '')) return false;
+    const args = c.childForFieldName('arguments')?.namedChildren ?? [];
+    return args.length === 3 && /^-\s*\w+$/.test(args[2].text);
+  });
 }
 
 export function unparenC(n: SyntaxNode | null | undefined): SyntaxNode | null {

@@ -141,6 +141,7 @@ import precisionCcclNondeterministicReduce from '../../checks/precision/cccl-non
 import precisionCenteringNotApplied from '../../checks/precision/centering-not-applied/check.js';
 import precisionConstructiveKernelInFp32 from '../../checks/precision/constructive-kernel-in-fp32/check.js';
 import precisionFastMathInPrecisionCritical from '../../checks/precision/fast-math-in-precision-critical/check.js';
+import precisionFp64DefaultInFp32Path from '../../checks/precision/fp64-default-in-fp32-path/check.js';
 import precisionFp64ToleranceInFp32Path from '../../checks/precision/fp64-tolerance-in-fp32-path/check.js';
 import precisionHardcodedDouble from '../../checks/precision/hardcoded-double/check.js';
 import precisionMissingKahan from '../../checks/precision/missing-kahan/check.js';
@@ -307,6 +308,7 @@ export const CHECKS: readonly CheckDef[] = [
   precisionCenteringNotApplied,
   precisionConstructiveKernelInFp32,
   precisionFastMathInPrecisionCritical,
+  precisionFp64DefaultInFp32Path,
   precisionFp64ToleranceInFp32Path,
   precisionHardcodedDouble,
   precisionMissingKahan,

@@ -1,5 +1,5 @@
 import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
-import { castOf, computeTTypedef, declaredType, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
+import { castOf, computeTTypedef, declaredType, isExactArithmeticHelper, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
@@ -83,7 +83,7 @@ function analyse(ctx: CheckContext): void {
   if (constructive.test(file)) return;
   const msg = typedef === null ? 'noTypedef' : 'hardcoded';
   for (const fn of m.functions) {
-    if (!(fn.isKernel || fn.isDevice) || !fn.body || constructive.test(fn.name) || !hasFpArithmetic(fn) || isFp64AtomicWrapper(fn)) continue;
+    if (!(fn.isKernel || fn.isDevice) || !fn.body || constructive.test(fn.name) || !hasFpArithmetic(fn) || isFp64AtomicWrapper(fn) || (!fn.isKernel && isExactArithmeticHelper(fn.name, fn.body))) continue;
     const reported: SyntaxNode[] = [];
     const retType = fn.node.childForFieldName('type');
     if (!fn.isKernel && retType?.text === 'double' && !isFp64Overload(fn, m.functions) && fn.node.childForFieldName('declarator')?.type === 'function_declarator') {
