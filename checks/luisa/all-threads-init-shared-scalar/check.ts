@@ -9,6 +9,7 @@ export default defineCheck({
   severity: 'low',
   kind: 'performance',
   confidence: 'medium',
+  status: 'preview',
   languages: ['luisa-dsl'],
   citation: '000 §4.3 Block-Local Atomic Privatization (the block counter is initialised under `$if (thread_x() == 0u)`); 000 §4.7 rule 2 (barrier after initializing shared)',
   summary: 'Every thread of the block writes the same value into the same Shared<T> slot (`counter.write(0u, 0u)`), where one thread would do.',

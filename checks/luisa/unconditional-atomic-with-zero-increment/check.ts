@@ -13,6 +13,7 @@ export default defineCheck({
   severity: 'medium',
   kind: 'performance',
   confidence: 'medium',
+  status: 'preview',
   languages: ['luisa-dsl'],
   citation: '000 §3.1 Shared-Memory Atomic → Warp Collective; 000 §3.5 Conditional Participation; 000 §4.3 Block-Local Atomic Privatization',
   summary: 'Every thread issues an atomic whose operand is zero for the threads a predicate rejects (`fetch_add(ite(pred, 1u, 0u))`), instead of issuing it only under `$if (pred)`.',

@@ -65,7 +65,7 @@ export default defineCheck({
   kind: 'performance',
   confidence: 'medium',
   languages: ['python'],
-  citation: '(derived) 003 §1.6 (keep needless device work off the allocation path); development corpus rows new:memory/zeros-where-empty-suffices (cp.zeros/cp.ones buffers then overwritten whole)',
+  citation: '(derived) 003 §1.6 (keep needless device work off the allocation path); development corpus rows thinc-04, tomo-17, cusig-05 (cp.zeros/cp.ones buffers then overwritten whole)',
   summary: 'A device buffer is created with `cp.zeros` / `cp.ones` / `cp.full` and then overwritten in full before anything reads it.',
   why: 'The initialising creator launches a fill kernel over the whole buffer (a full write of its bytes) that the following copy or `out=` write throws away; `cp.empty` / `cp.empty_like` allocate from the pool without touching the memory.',
   messages: {
