@@ -145,6 +145,7 @@ import syncCrossStreamUseWithoutEvent from '../../checks/sync/cross-stream-use-w
 import syncCudafreeOfAsyncAllocation from '../../checks/sync/cudafree-of-async-allocation/check.js';
 import syncCupyOpsOutsideExternalStream from '../../checks/sync/cupy-ops-outside-external-stream/check.js';
 import syncDebugPrintDeviceArray from '../../checks/sync/debug-print-device-array/check.js';
+import syncDefaultStreamLaunchInLibrary from '../../checks/sync/default-stream-launch-in-library/check.js';
 import syncLenViaHostCopy from '../../checks/sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from '../../checks/sync/malloc-free-in-hot-path/check.js';
 import syncMissingSyncBeforeHostRead from '../../checks/sync/missing-sync-before-host-read/check.js';
@@ -154,6 +155,7 @@ import syncRedundantStreamSync from '../../checks/sync/redundant-stream-sync/che
 import syncScalarConversionOfDeviceValue from '../../checks/sync/scalar-conversion-of-device-value/check.js';
 import syncStreamForDependentOrTinyWork from '../../checks/sync/stream-for-dependent-or-tiny-work/check.js';
 import syncStreamPriorityLiteral from '../../checks/sync/stream-priority-literal/check.js';
+import syncThrustDefaultPolicy from '../../checks/sync/thrust-default-policy/check.js';
 import syncTooManyStreams from '../../checks/sync/too-many-streams/check.js';
 
 export const CHECKS: readonly CheckDef[] = [
@@ -302,6 +304,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncCudafreeOfAsyncAllocation,
   syncCupyOpsOutsideExternalStream,
   syncDebugPrintDeviceArray,
+  syncDefaultStreamLaunchInLibrary,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,
   syncMissingSyncBeforeHostRead,
@@ -311,5 +314,6 @@ export const CHECKS: readonly CheckDef[] = [
   syncScalarConversionOfDeviceValue,
   syncStreamForDependentOrTinyWork,
   syncStreamPriorityLiteral,
+  syncThrustDefaultPolicy,
   syncTooManyStreams,
 ];
