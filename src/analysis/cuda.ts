@@ -56,7 +56,11 @@ export interface CudaModel {
   /** Nearest loop around `n` within its function (for, while, do, range-for). */
   loopOf(n: SyntaxNode): SyntaxNode | null;
   loopsOf(n: SyntaxNode): SyntaxNode[];
-  hotPath(n: SyntaxNode): boolean;
+  /**
+   * HOT_PATH: in a host loop, in a `hot_path_functions` function, between two GPU operations, or
+   * (unless `opts.contract` is false) before stream-ordered work of a function that takes a stream.
+   */
+  hotPath(n: SyntaxNode, opts?: { contract?: boolean }): boolean;
   debugGated(n: SyntaxNode): boolean;
   testOrBench: boolean;
   /** Object-like `#define`s of the source. */
@@ -303,7 +307,13 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       return v;
     });
   };
+  const contractMemo = new Map<number, 'param' | 'local' | 'member' | null>();
   const streamContract = (f: CudaFunction): 'param' | 'local' | 'member' | null => {
+    let hit = contractMemo.get(f.node.id);
+    if (hit === undefined) contractMemo.set(f.node.id, (hit = streamContractUncached(f)));
+    return hit;
+  };
+  const streamContractUncached = (f: CudaFunction): 'param' | 'local' | 'member' | null => {
     if (!f.isHost) return null;
     const names = streamNames(f);
     if (f.params.some((p) => names.has(declName(p.childForFieldName('declarator')) ?? ''))) return 'param';
@@ -413,7 +423,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     for (let p = n.parent; p && p.id !== fn.id; p = p.parent) if (p.type === 'lambda_expression') return p.id;
     return fn.id;
   };
-  const hotPath = (n: SyntaxNode): boolean => {
+  const hotPath = (n: SyntaxNode, opts?: { contract?: boolean }): boolean => {
     const f = functionOf(n);
     if (!f || !f.isHost) return false;
     // One-time setup/teardown, including constructors and destructors (no return type), is never hot.
@@ -443,7 +453,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     const starts = opStarts.get(opScope(n, f.node)) ?? [];
     const between = starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
     if (between) return true;
-    if (contract !== 'param' && contract !== 'local') return false;
+    if ((contract !== 'param' && contract !== 'local') || opts?.contract === false) return false;
     // Before stream-ordered work, unless the function drives its own loop of that work and `n` is
     // the once-per-call setup hoisted out of it.
     const after = starts.filter((s) => s > n.endIndex);

@@ -46,6 +46,11 @@ export default defineCheck({
         const skip = (n: SyntaxNode) => {
           const fn = m.functionOf(n);
           if (!fn || !fn.isHost || m.inDeviceCode(n) || m.debugGated(n)) return true;
+          // `#if THRUST_MAJOR_VERSION >= 2 ... par_nosync ... #else ... par ... #endif`: a fallback for
+          // Thrust versions that lack the non-synchronizing policy.
+          for (let p = n.parent; p && p.id !== fn.node.id; p = p.parent) {
+            if ((p.type === 'preproc_if' || p.type === 'preproc_ifdef') && /\bpar_nosync\b/.test(p.text)) return true;
+          }
           return ctx.config.setupFunctions.test(fn.name);
         };
         const norm = (t: string) => t.replace(/\s+/g, '');
@@ -59,11 +64,11 @@ export default defineCheck({
             used.add(policy.id);
             // A program that runs everything on the default stream has nothing to serialize against.
             if (program && !m.hotPath(c.node)) continue;
-            ctx.report({ node: c.node, messageId: 'defaultStream', data: { code: quote(c.node), policy: quote(policy) } });
+            ctx.report({ node: policy, messageId: 'defaultStream', data: { code: quote(c.node), policy: quote(policy) } });
           } else if (SYNC_STREAM_POLICY.test(p)) {
             used.add(policy.id);
             if (HOST_RESULT.test(algo)) continue;
-            ctx.report({ node: c.node, messageId: 'syncAfter', data: { code: quote(c.node), policy: quote(policy) } });
+            ctx.report({ node: policy, messageId: 'syncAfter', data: { code: quote(c.node), policy: quote(policy) } });
           }
         }
         // A synchronizing stream policy built once and handed out (`auto policy() { return thrust::cuda::par(alloc).on(s); }`).
