@@ -5,6 +5,8 @@ const PY_EXT = /\.(py|pyi)$/i;
 const CPP_EXT = /\.(cpp|cc|cxx|c\+\+|h|hh|hpp|hxx|inl|ipp|tpp)$/i;
 
 const LUISA_MARKERS = /#include\s*[<"]luisa\/|\bluisa::compute\b|\bKernel[123]D\b|\bCallable\s*<|\bCommandList::create\s*\(|\bset_block_size\s*\(|\bsync_block\s*\(\s*\)/;
+/** Markers of DSL kernel code itself (not of the library's headers): kernels, callables, block-level DSL calls. */
+const LUISA_DSL_KERNEL = /\bKernel[123]D\b|\bCallable\s*<|\bset_block_size\s*\(|\bsync_block\s*\(\s*\)|\bdispatch_id\s*\(\s*\)/;
 const LUISA_DSL_TOKENS = /\$(if|else|elif|for|while|loop)\b/;
 const CUDA_MARKERS =
   /\b__global__\b|\b__device__\b|\b__shared__\b|<<<|#include\s*[<"](cuda_runtime|cuda\.h|cuda_fp16|cub\/|thrust\/|cooperative_groups)|\bcuda(Malloc|Memcpy|Free|Stream|Event|Launch|DeviceSynchronize|Memset|FuncSetAttribute|Occupancy)\w*\s*\(|\bcu(MemAlloc|LaunchKernel|CtxSynchronize|StreamSynchronize)\w*\s*\(/;
@@ -22,6 +24,9 @@ export function detectLanguage(path: string, text: string, kernelMacros: readonl
   if (CUDA_EXT.test(path)) return { language: 'cuda' };
   if (PY_EXT.test(path)) return { language: 'python' };
   if (CPP_EXT.test(path)) {
+    // A LuisaCompute backend source (it includes luisa headers but writes no DSL kernel) that drives the
+    // CUDA runtime or driver API is CUDA host code.
+    if (CUDA_MARKERS.test(text) && !LUISA_DSL_KERNEL.test(text) && !LUISA_DSL_TOKENS.test(text)) return { language: 'cuda' };
     if (LUISA_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
     if (CUDA_MARKERS.test(text)) return { language: 'cuda' };
     if (kernelMacros.length && new RegExp(`\\b(${kernelMacros.map(escapeRe).join('|')})\\b`).test(text)) {
