@@ -56,7 +56,11 @@ export interface CudaModel {
   /** Nearest loop around `n` within its function (for, while, do, range-for). */
   loopOf(n: SyntaxNode): SyntaxNode | null;
   loopsOf(n: SyntaxNode): SyntaxNode[];
-  hotPath(n: SyntaxNode): boolean;
+  /**
+   * HOT_PATH: in a host loop, in a `hot_path_functions` function, between two GPU operations, or
+   * (unless `opts.contract` is false) before stream-ordered work of a function that takes a stream.
+   */
+  hotPath(n: SyntaxNode, opts?: { contract?: boolean }): boolean;
   debugGated(n: SyntaxNode): boolean;
   testOrBench: boolean;
   /** Object-like `#define`s of the source. */
@@ -70,6 +74,24 @@ export interface CudaModel {
   /** For a `dim3` variable: its declaration's extents as written (`dim3 threads(ROWS_X, ROWS_Y)` → `(ROWS_X, ROWS_Y)`), or null. */
   dim3Init(n: SyntaxNode): SyntaxNode | null;
   isGpuOp(n: SyntaxNode): boolean;
+  /**
+   * How a host function is bound to stream-ordered work by its contract: `param` when it takes a
+   * stream (`cudaStream_t`, `CUstream`, `at::cuda::CUDAStream`, `rmm::cuda_stream_view`,
+   * `cuda::stream_ref`, ...), `local` when it fetches the current stream into a local
+   * (`auto s = at::cuda::getCurrentCUDAStream();`), `member` when it is a member function of a class
+   * that keeps a stream member; null otherwise.
+   */
+  streamContract(fn: CudaFunction): 'param' | 'local' | 'member' | null;
+  /** Names of `fn`'s stream-typed parameters and locals. */
+  streamNames(fn: CudaFunction): Set<string>;
+  /** Does expression `n` (an argument) denote a CUDA stream? (a stream-typed name, `model->main_stream`, `ctx->Stream()`, `getCurrentCUDAStream()`). */
+  isStreamExpr(n: SyntaxNode | null | undefined): boolean;
+  /**
+   * Calls of host helpers that queue GPU work: a call that is handed a stream (`layernorm_forward(..., stream)`,
+   * `ncclAllReduce(..., comm, stream)`), or a kernel by name (`launch_device(ctx, my_kernel, n, ...)`),
+   * with the stream text when one is passed (null when the kernel goes to an unnamed current stream).
+   */
+  helperOps: Array<{ node: SyntaxNode; stream: string | null; viaKernel: boolean }>;
 }
 
 const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
@@ -82,6 +104,16 @@ const LAUNCH_APIS: Record<string, Launch['kind']> = {
 };
 const ASYNC_GPU_OPS = /^(cudaMemcpy\w*Async|cudaMemset\w*Async|cudaMemPrefetchAsync|cuMemcpy\w*Async|cuMemsetD\w*Async)$/;
 const TYPE_SIZES: Record<string, number> = { char: 1, 'unsigned char': 1, int8_t: 1, uint8_t: 1, bool: 1, short: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2, __nv_bfloat16: 2, int: 4, 'unsigned int': 4, float: 4, unsigned: 4, long: 8, 'long long': 8, 'unsigned long long': 8, double: 8, half: 2, __half: 2, int2: 8, float2: 8, int4: 16, float4: 16, double2: 16, double4: 32, int64_t: 8, uint64_t: 8, int32_t: 4, uint32_t: 4, size_t: 8 };
+/** Types that hold a CUDA stream (the handle, its C++ wrappers, and stream views of CCCL / RMM / PyTorch). */
+export const STREAM_TYPE = /(^|[\s:<(])(cudaStream_t|CUstream|hipStream_t|CUDAStream|cuda_stream_view|stream_ref|cuda_stream|CUstream_st\s*\*)(?=$|[\s&*>,)])/;
+/** Getters of the current or a pooled stream: `at::cuda::getCurrentCUDAStream()`, `c10::cuda::getStreamFromPool()`, `get_current_stream()`. */
+const STREAM_GETTER = /(^|::|\.|>|_)(get_?)?(current_?|default_?|stream_?from_?pool|cuda_?)*(cuda_?)?stream(_?get_?current)?$|Stream$/i;
+/** Names that conventionally hold a stream: `stream`, `main_stream`, `copy_stream_`, `m_stream`, `computeStream`, `streams[i]`. */
+const STREAM_NAME = /^(\w*_)?(stream|strm)(_\w*)?$|^[a-z]\w*Stream_?$|^m?_?[Ss]tream_?$/;
+/** Stream management and event calls: they take a stream but queue no GPU work. */
+const STREAM_MGMT = /Synchronize|Query|Event|StreamCreate|StreamDestroy|StreamGet|Set\w*Stream|SetStream|GetStream|BeginCapture|EndCapture|IsCapturing|GetCaptureInfo|AttachMemAsync|^(cuda|cu)Graph|StreamWait|StreamAdd/;
+/** NCCL collectives and point-to-point calls: the stream is the last argument. */
+const NCCL_OP = /^nccl(AllReduce|ReduceScatter|AllGather|Broadcast|Bcast|Reduce|Send|Recv|AllToAll\w*|GroupEnd)$/;
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|\bVERBOSE\b|\bverbose\b|_DEBUG\b|\bdebug_|\bNDEBUG\b/;
 
 /**
@@ -98,6 +130,17 @@ export const cudaModel: Analysis<CudaModel> = {
   compute: (source, config) => memoized(cudaMemo, source, config, buildCudaModel),
 };
 const cudaMemo = new WeakMap<Source, { config: ResolvedConfig; value: CudaModel }>();
+
+/** `cub::DeviceX::Y(nullptr, bytes, ...)` only computes the temporary storage size: no GPU work. */
+export const CUB_SIZE_QUERY = /^(nullptr|NULL|0|\(void\s*\*\)\s*(nullptr|NULL|0))$/;
+const CPP_STREAM_CAST = /^(static_cast|reinterpret_cast|const_cast)$/;
+
+/** The name a declarator declares: `s`, `&s`, `*s`, `s = 0` → `s`. */
+function declName(d: SyntaxNode | null | undefined): string | null {
+  let u = d ?? null;
+  while (u && u.type !== 'identifier') u = u.childForFieldName('declarator') ?? u.namedChildren.find((c) => c.type !== 'type_qualifier') ?? null;
+  return u?.text ?? null;
+}
 
 function qualifierTokens(fn: SyntaxNode): Set<string> {
   const out = new Set<string>();
@@ -157,6 +200,14 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     fnById.set(fn.id, f);
   }
   const kernels = new Map(functions.filter((f) => f.isKernel).map((f) => [f.name, f]));
+  // Kernel names, declared or defined: a host call handed one by name launches it.
+  const kernelNames = new Set(kernels.keys());
+  for (const d of root.descendantsOfType('declaration')) {
+    if (!/^(template\s*<[^>]*>\s*)?(static\s+|extern\s+|inline\s+)*__global__\b/.test(d.text) && !(d.parent?.type === 'template_declaration' && /\b__global__\b/.test(d.text.split('(')[0]))) continue;
+    const fd = d.descendantsOfType('function_declarator')[0];
+    const name = fd?.childForFieldName('declarator')?.text;
+    if (name) kernelNames.add(name);
+  }
 
   // Walking parents crosses into native code per step; checks ask about the same nodes repeatedly.
   const fnMemo = new Map<number, CudaFunction | null>();
@@ -179,9 +230,110 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     return null;
   };
 
+  // Streams a host function holds by contract: stream-typed parameters and locals (`auto s = getCurrentCUDAStream()`).
+  const streamNameMemo = new Map<number, Set<string>>();
+  const localStreamInit = new Map<number, boolean>();
+  const streamNames = (f: CudaFunction): Set<string> => {
+    let hit = streamNameMemo.get(f.node.id);
+    if (hit) return hit;
+    hit = new Set();
+    for (const p of f.params) {
+      const ty = (p.childForFieldName('type')?.text ?? '') + ' ' + (p.childForFieldName('declarator')?.text.replace(/\w+$/, '') ?? '');
+      const name = declName(p.childForFieldName('declarator'));
+      if (name && STREAM_TYPE.test(' ' + ty)) hit.add(name);
+    }
+    let fetched = false;
+    for (const d of f.body?.descendantsOfType('declaration') ?? []) {
+      const ty = d.childForFieldName('type')?.text ?? '';
+      for (const c of d.namedChildren) {
+        if (c.type !== 'init_declarator' && c.type !== 'identifier') continue;
+        const name = declName(c.type === 'init_declarator' ? c.childForFieldName('declarator') : c);
+        const value = c.type === 'init_declarator' ? c.childForFieldName('value') : null;
+        const fromGetter = !!value && value.type === 'call_expression' && STREAM_GETTER.test(calleePath(value.childForFieldName('function')) ?? '');
+        const cast = !!value && /^(static_cast|reinterpret_cast)\b/.test(value.text) && STREAM_TYPE.test(' ' + value.text);
+        if (!name || !(STREAM_TYPE.test(' ' + ty) || (ty === 'auto' && fromGetter))) continue;
+        hit.add(name);
+        if (fromGetter || cast || (value && value.type === 'call_expression')) fetched = true;
+      }
+    }
+    localStreamInit.set(f.node.id, fetched);
+    streamNameMemo.set(f.node.id, hit);
+    return hit;
+  };
+  const isStreamExpr = (n: SyntaxNode | null | undefined, f?: CudaFunction | null): boolean => {
+    let u = n ?? null;
+    while (u && (u.type === 'parenthesized_expression' || u.type === 'cast_expression' || u.type === 'pointer_expression')) u = u.type === 'cast_expression' ? u.childForFieldName('value') : u.type === 'pointer_expression' ? u.childForFieldName('argument') : u.namedChildren[0] ?? null;
+    if (!u) return false;
+    const t = u.text.trim();
+    if (/^(0|0x0|nullptr|NULL|cudaStreamLegacy|CU_STREAM_LEGACY)$/.test(t)) return false;
+    if (/^(cudaStreamPerThread|CU_STREAM_PER_THREAD)$/.test(t)) return true;
+    if (u.type === 'call_expression') {
+      const fnNode = u.childForFieldName('function');
+      const path = calleePath(fnNode) ?? '';
+      if (CPP_STREAM_CAST.test(path)) return isStreamExpr(u.childForFieldName('arguments')?.namedChildren[0], f);
+      // `s.view()`, `stream.value()`, `copy_stream_.View()`: a stream wrapper's handle.
+      if (fnNode?.type === 'field_expression' && /^(view|value|View|get|stream|handle)$/.test(fnNode.childForFieldName('field')?.text ?? '')) {
+        if (isStreamExpr(fnNode.childForFieldName('argument'), f)) return true;
+      }
+      return !/^(cuda|cu)[A-Z]/.test(path) && STREAM_GETTER.test(path);
+    }
+    if (u.type === 'identifier') {
+      const fn = f ?? functionOf(u);
+      if (fn && streamNames(fn).has(u.text)) return true;
+      return STREAM_NAME.test(u.text) && !/^(n|num|max|min)_?streams?$/i.test(u.text);
+    }
+    if (u.type === 'field_expression' || u.type === 'qualified_identifier') {
+      const last = (u.childForFieldName('field') ?? u.childForFieldName('name'))?.text ?? '';
+      return STREAM_NAME.test(last) && !/^(n|num|max|min)_?streams?$/i.test(last);
+    }
+    if (u.type === 'subscript_expression') {
+      const base = u.childForFieldName('argument');
+      const last = base?.type === 'field_expression' ? base.childForFieldName('field')?.text ?? '' : base?.text ?? '';
+      return /^(\w*_)?streams_?$|Streams_?$/.test(last);
+    }
+    return false;
+  };
+  const classMemo = new Map<number, boolean>();
+  /** The class (or struct) around a member function, or the one its qualified name names, keeps a stream member. */
+  const classKeepsStream = (f: CudaFunction): boolean => {
+    let cls: SyntaxNode | null = null;
+    for (let p = f.node.parent; p; p = p.parent) if (p.type === 'class_specifier' || p.type === 'struct_specifier') { cls = p; break; }
+    let bodies: SyntaxNode[] = [];
+    if (cls) bodies = [cls];
+    else {
+      let d = f.node.childForFieldName('declarator');
+      while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren[0] ?? null;
+      const q = d?.childForFieldName('declarator');
+      const scope = q?.type === 'qualified_identifier' ? q.childForFieldName('scope')?.text : null;
+      if (!scope) return false;
+      bodies = root.descendantsOfType(['class_specifier', 'struct_specifier']).filter((c) => c.childForFieldName('name')?.text === scope.replace(/<.*$/, ''));
+    }
+    return bodies.some((c) => {
+      const hit = classMemo.get(c.id);
+      if (hit !== undefined) return hit;
+      const v = (c.childForFieldName('body')?.namedChildren ?? []).some((m) => m.type === 'field_declaration' && STREAM_TYPE.test(' ' + (m.childForFieldName('type')?.text ?? '')));
+      classMemo.set(c.id, v);
+      return v;
+    });
+  };
+  const contractMemo = new Map<number, 'param' | 'local' | 'member' | null>();
+  const streamContract = (f: CudaFunction): 'param' | 'local' | 'member' | null => {
+    let hit = contractMemo.get(f.node.id);
+    if (hit === undefined) contractMemo.set(f.node.id, (hit = streamContractUncached(f)));
+    return hit;
+  };
+  const streamContractUncached = (f: CudaFunction): 'param' | 'local' | 'member' | null => {
+    if (!f.isHost) return null;
+    const names = streamNames(f);
+    if (f.params.some((p) => names.has(declName(p.childForFieldName('declarator')) ?? ''))) return 'param';
+    if (localStreamInit.get(f.node.id)) return 'local';
+    return classKeepsStream(f) ? 'member' : null;
+  };
+
   const calls: ApiCall[] = [];
   const launches: Launch[] = [];
   const gpuOpIds = new Set<number>();
+  const helperOps: CudaModel['helperOps'] = [];
   for (const c of root.descendantsOfType('call_expression')) {
     const fnNode = c.childForFieldName('function');
     const chevron = c.namedChildren.find((x) => x.type === 'kernel_call_syntax');
@@ -215,8 +367,20 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
         args: [],
       });
       gpuOpIds.add(c.id);
-    } else if (ASYNC_GPU_OPS.test(name) || ((path.startsWith('cub::') || path.startsWith('thrust::')) && args.length >= 2)) {
+    } else if (ASYNC_GPU_OPS.test(name) || (path.startsWith('thrust::') && args.length >= 2) || (path.startsWith('cub::') && args.length >= 2 && !CUB_SIZE_QUERY.test(args[0].text.trim()))) {
       gpuOpIds.add(c.id);
+    } else if (NCCL_OP.test(name)) {
+      gpuOpIds.add(c.id);
+    } else if (!/^(cuda|cu)[A-Z]/.test(name) && !STREAM_MGMT.test(name) && !CPP_STREAM_CAST.test(path) && !/^(std::)?(move|forward|swap)$/.test(path)) {
+      // A host helper handed a stream or a kernel queues GPU work (a launcher, a library call, a collective).
+      const host = functionOf(c);
+      if (!host || !host.isHost) continue;
+      const s = args.find((a) => isStreamExpr(a, host));
+      const viaKernel = args.some((a) => (a.type === 'identifier' || a.type === 'template_function') && kernelNames.has(lastName(calleePath(a)) ?? a.text));
+      if (s || viaKernel) {
+        helperOps.push({ node: c, stream: s ? s.text : null, viaKernel });
+        gpuOpIds.add(c.id);
+      }
     }
   }
 
@@ -268,12 +432,17 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     for (let p = n.parent; p && p.id !== fn.id; p = p.parent) if (p.type === 'lambda_expression') return p.id;
     return fn.id;
   };
-  const hotPath = (n: SyntaxNode): boolean => {
+  const hotPath = (n: SyntaxNode, opts?: { contract?: boolean }): boolean => {
     const f = functionOf(n);
     if (!f || !f.isHost) return false;
     // One-time setup/teardown, including constructors and destructors (no return type), is never hot.
     if (config.setupFunctions.test(f.name) || !f.node.childForFieldName('type')) return false;
     if (loopOf(n)) return true;
+    // An executable's `main` runs its straight-line code once: allocations and uploads there are setup.
+    if (f.name === 'main') return false;
+    // A function that takes a stream (or fetches the current one) is stream-ordered work by contract,
+    // called from its callers' hot paths whatever its name.
+    const contract = streamContract(f);
     if (config.hotPathFunctions.test(f.name)) return true;
     if (!opStarts.size) {
       // GPU-op positions grouped by function once (per-function rescans are quadratic in large files).
@@ -285,11 +454,23 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
         const list = opStarts.get(id) ?? [];
         list.push(x.startIndex);
         opStarts.set(id, list);
+        const nodes = opNodes.get(id) ?? [];
+        nodes.push(x);
+        opNodes.set(id, nodes);
       }
     }
     const starts = opStarts.get(opScope(n, f.node)) ?? [];
-    return starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
+    const between = starts.some((s) => s < n.startIndex) && starts.some((s) => s > n.endIndex);
+    if (between) return true;
+    if ((contract !== 'param' && contract !== 'local') || opts?.contract === false) return false;
+    // Before stream-ordered work, unless the function drives its own loop of that work and `n` is
+    // the once-per-call setup hoisted out of it.
+    const after = starts.filter((s) => s > n.endIndex);
+    if (!after.length) return false;
+    const ops = opNodes.get(opScope(n, f.node)) ?? [];
+    return !ops.some((o) => o.startIndex > n.endIndex && loopOf(o));
   };
+  const opNodes = new Map<number, SyntaxNode[]>();
 
   // Constant evaluation: literals, #define, constexpr/const integer locals and globals, sizeof, arithmetic.
   // A name resolves by scope: the nearest declaration before the use in the same function (a non-const
@@ -584,5 +765,9 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     constValueOfText: (t: string) => evalText(t, 0),
     dim3Init: (n: SyntaxNode) => (n.type === 'identifier' ? dim3DeclOf(n)?.init ?? null : null),
     isGpuOp: (n) => gpuOpIds.has(n.id),
+    streamContract,
+    streamNames,
+    isStreamExpr: (n) => isStreamExpr(n),
+    helperOps,
   };
 }

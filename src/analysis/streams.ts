@@ -246,6 +246,18 @@ export const streamFacts: Analysis<StreamFacts> = {
         if (d2h) facts.asyncD2H.push(d2h);
       }
     }
+    // NCCL collectives take their stream last; CUB device algorithms take it as a trailing optional
+    // argument that defaults to the legacy stream; host helpers handed a stream queue work on it.
+    for (const c of m.calls) {
+      if (m.inDeviceCode(c.node)) continue;
+      if (/^nccl[A-Z]/.test(c.name) && m.isGpuOp(c.node)) {
+        facts.uses.push({ node: c.node, stream: streamText(c.args[c.args.length - 1] ?? null), kind: 'other' });
+      } else if (/^cub::Device\w+::\w+$/.test(c.path.replace(/^::/, '')) && c.args.length >= 2 && m.isGpuOp(c.node)) {
+        const s = c.args.find((a) => m.isStreamExpr(a));
+        facts.uses.push({ node: c.node, stream: s ? streamText(s) : null, kind: 'other' });
+      }
+    }
+    for (const h of m.helperOps) if (h.stream !== null) facts.uses.push({ node: h.node, stream: streamText({ text: h.stream } as SyntaxNode), kind: 'other' });
     facts.uses.sort((a, b) => a.node.startIndex - b.node.startIndex);
     facts.syncs.sort((a, b) => a.node.startIndex - b.node.startIndex);
     return facts;

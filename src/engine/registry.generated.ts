@@ -154,6 +154,7 @@ import syncCrossStreamUseWithoutEvent from '../../checks/sync/cross-stream-use-w
 import syncCudafreeOfAsyncAllocation from '../../checks/sync/cudafree-of-async-allocation/check.js';
 import syncCupyOpsOutsideExternalStream from '../../checks/sync/cupy-ops-outside-external-stream/check.js';
 import syncDebugPrintDeviceArray from '../../checks/sync/debug-print-device-array/check.js';
+import syncDefaultStreamLaunchInLibrary from '../../checks/sync/default-stream-launch-in-library/check.js';
 import syncLenViaHostCopy from '../../checks/sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from '../../checks/sync/malloc-free-in-hot-path/check.js';
 import syncMissingSyncBeforeHostRead from '../../checks/sync/missing-sync-before-host-read/check.js';
@@ -321,6 +322,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncCudafreeOfAsyncAllocation,
   syncCupyOpsOutsideExternalStream,
   syncDebugPrintDeviceArray,
+  syncDefaultStreamLaunchInLibrary,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,
   syncMissingSyncBeforeHostRead,

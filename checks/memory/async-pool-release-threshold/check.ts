@@ -50,7 +50,7 @@ function checkCuda(ctx: CheckContext): SyntaxNode | null {
   const ownsPool = m.callsMatching(vocab.pool_config_calls).some((c) => POOL_HANDLE.test(c.name));
   const hot = m
     .callsMatching(vocab.async_alloc_calls)
-    .filter((c) => !m.inDeviceCode(c.node) && !m.debugGated(c.node) && m.hotPath(c.node) && (ownsPool || !FROM_POOL.test(c.name)));
+    .filter((c) => !m.inDeviceCode(c.node) && !m.debugGated(c.node) && m.hotPath(c.node, { contract: false }) && (ownsPool || !FROM_POOL.test(c.name)));
   if (!hot.length || configured(ctx) || sharedGpu(ctx, m.calls.map((c) => c.path))) return null;
   return hot[0].node;
 }

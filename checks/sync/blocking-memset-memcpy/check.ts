@@ -74,19 +74,32 @@ function checkCuda(ctx: CheckContext): void {
     const inFn = (n: SyntaxNode) => m.functionOf(n)?.node.id === fn.node.id;
     let messageId = 'blocking';
     let stream = '';
+    // Stream-ordered code by contract: the function takes (or fetches) a stream, or its class keeps one.
+    const contract = ctx.config.setupFunctions.test(fn.name) || !fn.node.childForFieldName('type') ? null : m.streamContract(fn);
+    const facts = ctx.get(streamFacts);
+    const workStream = () => facts.uses.find((u) => u.stream !== null && inFn(u.node) && u.node.startIndex < c.node.startIndex)?.stream ?? [...m.streamNames(fn)][0] ?? null;
     if (!m.hotPath(c.node)) {
       // A same-device copy on the legacy stream waits for every other stream: flagged wherever one is active.
-      const facts = dir === 'd2d' ? ctx.get(streamFacts) : null;
-      const other = facts ? facts.uses.find((u) => u.stream !== null && inFn(u.node))?.stream ?? facts.streams.find((s) => inFn(s.node))?.name : undefined;
-      if (!other) continue;
-      messageId = 'd2dWithStreams';
-      stream = other;
+      const other = dir === 'd2d' ? facts.uses.find((u) => u.stream !== null && inFn(u.node))?.stream ?? facts.streams.find((s) => inFn(s.node))?.name : undefined;
+      if (other) {
+        messageId = 'd2dWithStreams';
+        stream = other;
+      } else if (contract && (contract === 'member' || facts.uses.some((u) => u.stream !== null && inFn(u.node) && u.node.startIndex < c.node.startIndex))) {
+        // In stream-ordered code even a final read-back belongs on the stream: the legacy-stream copy
+        // waits for every blocking stream, and does not wait for a non-blocking one.
+        messageId = 'legacyInStreamCode';
+        stream = workStream() ?? 'the working stream';
+      } else continue;
     } else if (dir === 'd2h') {
       // Pipeline end: no GPU work after the copy, nor in a loop around it (the next iteration's work).
       const loops = m.loopsOf(c.node);
       const end = fn.node.endIndex;
       const later = ops.some((o) => o.endIndex <= end && (o.startIndex > c.node.endIndex || loops.some((l) => l.startIndex <= o.startIndex && o.endIndex <= l.endIndex)) && inFn(o));
-      if (!later) continue;
+      if (!later && !contract) continue;
+      if (!later) {
+        messageId = 'legacyInStreamCode';
+        stream = workStream() ?? 'the working stream';
+      }
     }
     const fix = asyncFix(ctx, m, c, dir) ?? { description: judgment(c.name, dir) };
     ctx.report({ node: c.node, messageId, data: { call: oneLine(c.node.text), async: asyncName(c.name), stream }, fix });
@@ -140,6 +153,8 @@ export default defineCheck({
   why: 'A non-async memset or copy runs on the legacy default stream, which waits for all earlier work on every blocking stream and holds back later work until it finishes: a device-wide sync for cudaMemset and same-device copies, a blocking round trip for host copies (003 §2.3, §2.4).',
   messages: {
     blocking: 'Blocking `{{call}}` serializes the pipeline; use the Async variant (`{{async}}`) on the working stream.',
+    legacyInStreamCode:
+      'Blocking `{{call}}` runs on the legacy default stream in stream-ordered code (`{{stream}}`): it waits for every blocking stream, yet not for a non-blocking one; use `{{async}}` on `{{stream}}` and synchronize that stream before the host reads the result.',
     d2dWithStreams:
       'Blocking device-to-device `{{call}}` while stream `{{stream}}` is in use: it runs on the legacy default stream and serializes against every stream; use `{{async}}` on the working stream.',
   },

@@ -55,7 +55,14 @@ function report(ctx: CheckContext, free: Free, alloc: Alloc, fixStream: string |
  * Pair each free with the allocation of the same pointer that reaches it: the last allocation before
  * it in the same function; else, for a class member, a stream-ordered allocation in another method.
  */
-function pairs(allocs: Alloc[], frees: Free[], flowsTo: (a: SyntaxNode, b: SyntaxNode) => boolean, classOf: (n: SyntaxNode) => SyntaxNode | null, isMember: (key: string, cls: SyntaxNode) => boolean) {
+function pairs(
+  allocs: Alloc[],
+  frees: Free[],
+  flowsTo: (a: SyntaxNode, b: SyntaxNode) => boolean,
+  classOf: (n: SyntaxNode) => SyntaxNode | null,
+  isMember: (key: string, cls: SyntaxNode) => boolean,
+  outlives: (key: string, fn: SyntaxNode) => boolean = () => false,
+) {
   const out: Array<{ free: Free; alloc: Alloc; sameFunction: boolean }> = [];
   for (const free of frees) {
     const fn = hostFunctionOf(free.node);
@@ -63,6 +70,13 @@ function pairs(allocs: Alloc[], frees: Free[], flowsTo: (a: SyntaxNode, b: Synta
     if (local.length) {
       const last = local[local.length - 1];
       if (last.async) out.push({ free, alloc: last, sameFunction: true });
+      continue;
+    }
+    // Re-entry: `if (buf_) free(buf_); allocAsync(&buf_, n, s);` frees what an earlier call of this
+    // function allocated in stream order, when the pointer outlives the call (a member, a global).
+    const later = fn && outlives(free.key, fn) ? allocs.find((a) => a.async && a.key === free.key && hostFunctionOf(a.node)?.id === fn.id && a.node.startIndex > free.node.endIndex) : undefined;
+    if (later) {
+      out.push({ free, alloc: later, sameFunction: false });
       continue;
     }
     const cls = classOf(free.node);
@@ -124,7 +138,7 @@ function cuda(ctx: CheckContext): void {
   }
   const helpers = syncHelperCalls(root, facts);
   const norm = (t: string) => streamText({ text: t } as SyntaxNode);
-  for (const { free, alloc, sameFunction } of pairs(allocs, frees, cppFlowsTo, (n) => enclosingClass(n), (key, cls) => cppMembers(cls).has(key))) {
+  for (const { free, alloc, sameFunction } of pairs(allocs, frees, cppFlowsTo, (n) => enclosingClass(n), (key, cls) => cppMembers(cls).has(key), (key, fn) => !declaredIn(fn, key))) {
     const mentions = (n: SyntaxNode) => n.descendantsOfType(['identifier', 'field_expression']).some((i) => bufferKey(i.text) === free.key);
     if (sameFunction) {
       const streams = streamsTouching(facts, alloc, free, mentions);
@@ -132,6 +146,15 @@ function cuda(ctx: CheckContext): void {
     } else if (syncedBeforeInFunction(facts, free, helpers)) continue;
     report(ctx, free, alloc, cppFixStream(cm, alloc, free, sameFunction));
   }
+}
+
+/** `key` is a local or a parameter of C++ function `fn` (so it dies with the call). */
+function declaredIn(fn: SyntaxNode, key: string): boolean {
+  if (/[.>]/.test(key)) return false;
+  return fn.descendantsOfType(['init_declarator', 'parameter_declaration', 'declaration']).some((d) => {
+    const decl = d.type === 'init_declarator' ? d.childForFieldName('declarator') : d.childForFieldName('declarator');
+    return !!decl && decl.descendantsOfType('identifier').concat(decl.type === 'identifier' ? [decl] : []).some((i) => i.text === key);
+  });
 }
 
 /** The allocation's stream, when the suggested `cudaFreeAsync(p, s)` can name it and every use of `p` runs on it. */

@@ -30,6 +30,12 @@ interface Lang {
   /** Statement-level de-duplication key (one finding per Python statement). */
   statement(n: SyntaxNode): SyntaxNode;
   fix(op: Op, fnOps: Op[]): FixSpec;
+  /** The stream a function is handed by contract (a stream-typed parameter), if any. */
+  givenStream?(fn: SyntaxNode): string | null;
+  /** `Cls` for an out-of-line member `Cls::f` whose class is not defined in the file. */
+  memberScope?(fn: SyntaxNode): string | null;
+  /** Free functions of the file share one stream convention. */
+  fileScope?: boolean;
 }
 
 const label = (streams: string[]) => (streams.length === 1 ? `stream \`${streams[0]}\`` : `streams ${streams.map((s) => `\`${s}\``).join(', ')}`);
@@ -68,15 +74,30 @@ function analyze(ctx: CheckContext, facts: StreamFacts, ops: Op[], lang: Lang): 
     if (!fn) continue;
     const mine = byFn.get(fn.id) ?? [];
     let others = mine.filter((o) => o.stream !== null);
-    const classScope = others.length === 0;
+    const outside = others.length === 0;
+    let classScope = false;
     let inFlight: Op[];
-    if (!classScope) {
+    if (!outside) {
       inFlight = others.filter((y) => concurrent(facts, lang, op, y));
     } else {
-      // A member function on the default stream while other members of the class queue work on a stream.
+      if (setup.test(functionName(fn))) continue;
+      const given = lang.givenStream?.(fn) ?? null;
       const cls = enclosingClass(fn);
-      if (!cls || setup.test(functionName(fn))) continue;
-      others = ops.filter((o) => o.stream !== null && enclosingClass(o.node)?.id === cls.id);
+      const scope = cls ? null : lang.memberScope?.(fn) ?? null;
+      if (given) {
+        // The function is handed a stream and queues this work on the legacy stream instead.
+        others = [{ node: fn, stream: given }];
+      } else if (cls) {
+        // A member function on the default stream while other members of the class queue work on a stream.
+        others = ops.filter((o) => o.stream !== null && enclosingClass(o.node)?.id === cls.id);
+        classScope = true;
+      } else if (scope) {
+        // An out-of-line member whose class is declared elsewhere: the other members defined here.
+        others = ops.filter((o) => o.stream !== null && lang.memberScope?.(fnOf(o.node)!) === scope);
+      } else if (lang.fileScope && functionName(fn) !== 'main') {
+        // A free launcher of a library whose other launchers all take the caller's stream.
+        others = ops.filter((o) => o.stream !== null && !lang.memberScope?.(fnOf(o.node)!) && !enclosingClass(o.node) && functionName(fnOf(o.node)!) !== 'main');
+      } else continue;
       const body = fn.childForFieldName('body');
       const drained = body && [...facts.syncs, ...facts.polls].some((s) => s.scope === 'device' && fnOf(s.node)?.id === fn.id && s.node.endIndex <= op.node.startIndex && unconditionalWithin(s.node, body));
       inFlight = drained ? [] : others;
@@ -126,6 +147,20 @@ function cuda(ctx: CheckContext): void {
     helpers: syncHelperCalls(ctx.source.root, facts),
     statement: (n) => n,
     fix: (op, fnOps) => cppFix(ctx, cm, facts, op, fnOps),
+    givenStream: (fn) => {
+      const f = cm.functionOf(fn.childForFieldName('body') ?? fn);
+      if (!f || f.node.id !== fn.id || cm.streamContract(f) !== 'param') return null;
+      const names = cm.streamNames(f);
+      const p = f.params.map((x) => x.childForFieldName('declarator')?.text.replace(/^[&*\s]+/, '') ?? '').find((n) => names.has(n));
+      return p ?? null;
+    },
+    memberScope: (fn) => {
+      let d = fn.childForFieldName('declarator');
+      while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type.endsWith('declarator')) ?? null;
+      const name = d?.childForFieldName('declarator');
+      return name?.type === 'qualified_identifier' ? (name.childForFieldName('scope')?.text ?? null) : null;
+    },
+    fileScope: true,
   });
 }
 
