@@ -38,6 +38,9 @@ const NON_DEVICE_CP = new Set([
   'float16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool_',
   'complex64', 'complex128', 'RawKernel', 'RawModule', 'ElementwiseKernel', 'ReductionKernel', 'fuse', 'get_default_memory_pool',
   'get_default_pinned_memory_pool', 'show_config', 'is_available',
+  // Type and structure predicates answer on the host from the Python object, with no kernel and no copy.
+  'issparse', 'isspmatrix', 'isspmatrix_csr', 'isspmatrix_csc', 'isspmatrix_coo', 'isspmatrix_dia', 'iscomplexobj', 'isrealobj',
+  'isfortran', 'promote_types', 'min_scalar_type', 'common_type',
 ]);
 const ALLOC_CREATORS = new Set(['empty', 'zeros', 'ones', 'full', 'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'asarray', 'array', 'ascontiguousarray', 'copy']);
 const CONVERTERS = new Set(['int', 'float', 'bool', 'complex']);
