@@ -55,14 +55,6 @@ export interface CubCall {
 export interface ThrustModel {
   calls: ThrustCall[];
   cub: CubCall[];
-  /** Policies built in a `return` statement: a helper that hands out the project's policy. */
-  returned: Array<{ node: SyntaxNode; policy: Policy; fn: SyntaxNode }>;
-  /** Does the file also hand out a non-synchronizing policy (`return thrust::cuda::par_nosync.on(s)`, `exec_policy_nosync`)? */
-  hasNoSync: boolean;
-  /** Does the function around `n` (or, failing that, the file) work on a stream? The stream's text when known. */
-  streamContext(n: SyntaxNode): { where: 'function' | 'file'; stream: string } | null;
-  /** Stream parameters of the host function around `n`. */
-  streamParams(n: SyntaxNode): string[];
 }
 
 export const STREAM_TYPE = /\b(cudaStream_t|CUstream|hipStream_t|cuda_stream_view|cuda_stream|CUDAStream|CUDAStreamView|stream_ref|cudaStream)\b/;
@@ -70,9 +62,6 @@ export const STREAM_TYPE = /\b(cudaStream_t|CUstream|hipStream_t|cuda_stream_vie
 export const STREAM_ARG = /stream|Stream|^s\d*$|^st$|^strm\w*$|^cudaStreamPerThread$|^cudaStreamLegacy$/;
 const HOST_POLICY = /^(::)?thrust::(host|seq|cpp::par|omp::par|tbb::par|system::cpp::par|system::omp::par|system::tbb::par)$/;
 const DEVICE_POLICY = /^(::)?thrust::((cuda|hip|cuda_cub|system::cuda|system::hip)::)?(device|par|par_nosync)$/;
-/** Context objects that carry the stream the function is meant to use (`Context const* ctx`, `raft::handle_t const& handle`). */
-const CONTEXT_TYPE = /\b(\w*Context|handle_t|\w*Handle|resources|device_resources)\b/;
-const FILE_STREAM_CODE = /\b(cudaStream_t|CUstream|hipStream_t|cuda_stream_view|CUDAStream\w*)\b|getCurrentCUDAStream|par_nosync|exec_policy|\.on\s*\(|\b(get_)?[Ss]tream\s*\(\s*\)|<<<[^;>]*,[^;>]*,[^;>]*,[^;>]*>>>/;
 
 export const thrustModel: Analysis<ThrustModel> = {
   name: 'thrust-model',
@@ -150,18 +139,11 @@ function localPolicy(name: string, at: SyntaxNode): Policy | null {
   return found;
 }
 
-function codeText(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/\/\/[^\n]*/g, ' ');
-}
-
 function build(source: Source, config: ResolvedConfig): ThrustModel {
   const m: CudaModel = cudaModel.compute(source, config);
   const calls: ThrustCall[] = [];
   const cub: CubCall[] = [];
-  const returned: ThrustModel['returned'] = [];
   const text = source.text;
-  const code = codeText(text);
-  const fileStreams = FILE_STREAM_CODE.test(code);
   if (/thrust|cub::/.test(text)) {
     for (const c of m.calls) {
       if (m.inDeviceCode(c.node) || inDeviceLambda(c.node)) continue;
@@ -181,12 +163,6 @@ function build(source: Source, config: ResolvedConfig): ThrustModel {
       if (!/^(::)?thrust::\w+$/.test(c.path) && c.path.includes('::')) continue;
       calls.push({ node: c.node, algorithm: lastName(c.path.replace(/::/g, '.')) ?? c.path, policy, arg });
     }
-    for (const r of source.root.descendantsOfType('return_statement')) {
-      const e = r.namedChildren[0];
-      const p = policyOf(e);
-      const fn = hostFunctionOf(r);
-      if (p && fn && !m.inDeviceCode(r)) returned.push({ node: e, policy: p, fn });
-    }
   }
 
   function streamVarIn(a: SyntaxNode, at: SyntaxNode): boolean {
@@ -198,53 +174,5 @@ function build(source: Source, config: ResolvedConfig): ThrustModel {
     return fn.descendantsOfType('declaration').some((d) => STREAM_TYPE.test(d.childForFieldName('type')?.text ?? '') && d.namedChildren.some((x) => x.text === u.text || x.childForFieldName('declarator')?.text === u.text));
   }
 
-  const streamParams = (n: SyntaxNode): string[] => {
-    const fn = namedFunction(n);
-    if (!fn) return [];
-    return params(fn)
-      .filter((p) => STREAM_TYPE.test(p.childForFieldName('type')?.text ?? '') || /stream/i.test(paramName(p) ?? ''))
-      .map((p) => paramName(p))
-      .filter((x): x is string => !!x);
-  };
-
-  const ctxMemo = new Map<number, { where: 'function' | 'file'; stream: string } | null>();
-  const streamContext = (n: SyntaxNode) => {
-    const fn = namedFunction(n);
-    const key = fn?.id ?? -1;
-    if (ctxMemo.has(key)) return ctxMemo.get(key)!;
-    let out: { where: 'function' | 'file'; stream: string } | null = null;
-    if (fn) {
-      const sp = streamParams(fn.childForFieldName('body') ?? fn);
-      const ctxParam = params(fn).find((p) => CONTEXT_TYPE.test(p.childForFieldName('type')?.text ?? ''));
-      const body = codeText(fn.childForFieldName('body')?.text ?? '');
-      const launch = m.launches.find((l) => namedFunction(l.node)?.id === fn.id && l.stream && !/^(0|nullptr|NULL|cudaStreamLegacy)$/.test(strip(l.stream.text)));
-      const decl = /\b(cudaStream_t|cuda_stream_view|CUDAStream|hipStream_t)\s+(\w+)/.exec(body);
-      const on = /\.on\s*\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)/.exec(body);
-      if (sp.length) out = { where: 'function', stream: sp[0] };
-      else if (decl) out = { where: 'function', stream: decl[2] };
-      else if (launch?.stream) out = { where: 'function', stream: launch.stream.text };
-      else if (on) out = { where: 'function', stream: on[1].trim() };
-      else if (ctxParam) out = { where: 'function', stream: `the stream of \`${paramName(ctxParam) ?? 'the context'}\`` };
-    }
-    if (!out && fileStreams) out = { where: 'file', stream: 'a stream' };
-    ctxMemo.set(key, out);
-    return out;
-  };
-
-  // A file that also hands out a non-synchronizing policy chose the synchronizing one deliberately.
-  const hasNoSync = returned.some((r) => r.policy.kind === 'nosync-on') || /\bexec_policy_nosync\b/.test(code);
-  return { calls, cub, returned, hasNoSync, streamContext, streamParams };
+  return { calls, cub };
 }
-
-/**
- * Algorithms that hand nothing back that the host must wait for: the result lives in device memory
- * (or is an iterator the host computes itself), so `par_nosync` may skip the trailing sync.
- * `reduce`, `count`, `copy_if`, `unique`, `find`, `*_of`, `reduce_by_key` return values the host reads.
- */
-export const NO_HOST_RESULT = new Set([
-  'for_each', 'for_each_n', 'transform', 'copy', 'copy_n', 'fill', 'fill_n', 'sequence', 'tabulate', 'sort', 'sort_by_key',
-  'stable_sort', 'stable_sort_by_key', 'inclusive_scan', 'exclusive_scan', 'inclusive_scan_by_key', 'exclusive_scan_by_key',
-  'transform_inclusive_scan', 'transform_exclusive_scan', 'gather', 'gather_if', 'scatter', 'scatter_if', 'uninitialized_fill',
-  'uninitialized_fill_n', 'uninitialized_copy', 'uninitialized_copy_n', 'replace', 'replace_if', 'replace_copy', 'replace_copy_if',
-  'reverse', 'reverse_copy', 'adjacent_difference', 'generate', 'generate_n', 'swap_ranges', 'transform_if',
-]);

@@ -35,7 +35,6 @@ describe('thrust model', () => {
     const t = thrustModel.compute(s, config());
     expect(t.calls.map((c) => `${c.algorithm}:${c.policy.kind}`)).toEqual(['sort:default-stream', 'sort:sync-on', 'sort:nosync-on', 'fill:default-stream', 'sort:host']);
     expect(t.cub.map((c) => [c.sizeQuery, c.stream?.text ?? null])).toEqual([[true, null], [false, 'stream']]);
-    expect(t.streamContext(t.calls[0].node)).toEqual({ where: 'function', stream: 'stream' });
   });
   it('finds the scalar readback', () => {
     const s = source(SRC);
