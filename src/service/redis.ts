@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { Context, type ApplicationFunction, type Probot } from 'probot';
 import { EVENTS, toEvent, VERSION, type AppOptions } from '../app.js';
 import { CONFIG_FILE } from '../github/config.js';
+import { writePacing } from '../github/octokit.js';
 import { identityResolver } from '../github/identity.js';
 import { QueueRejected } from '../github/queue.js';
 import { reviewPullRequest, type PullRequestEvent } from '../github/review-pr.js';
@@ -175,7 +176,8 @@ export class RedisReviews {
       global: group('global', { maxConcurrent: 10 }),
       auth: group('auth', { maxConcurrent: 1 }),
       search: group('search', { maxConcurrent: 1, minTime: 2000 }),
-      write: group('write', { maxConcurrent: 1, minTime: 1000 }),
+      // Content writes: one at a time per installation within GitHub's per-minute and per-hour budgets, shared by every replica.
+      write: writePacing({ ...common, ...(o.throttleGroups?.write ?? {}) }, `${this.prefix}-octokit-write`),
       notifications: group('notifications', { maxConcurrent: 1, minTime: 3000 }),
     };
   }
