@@ -61,6 +61,15 @@ describe('cudaOccupancyMaxActiveBlocksPerMultiprocessor on H200: every row', () 
     expect(wrong.length).toBe(0);
   });
 
+  it('each rule is needed: without it the model misses rows of the table', () => {
+    const misses = (gpu: typeof H200): number =>
+      occRows.filter((r) => occupancy(gpu, { threadsPerBlock: Number(r.threads), regsPerThread: Number(r.num_regs), staticSmemPerBlock: Number(r.static_smem), dynamicSmemPerBlock: Number(r.dynamic_smem) }).blocks !== Number(r.blocks_per_sm)).length;
+    // No 1 KB reservation per block, a 256-byte allocation unit (cc 7.x's), one register pool instead of 4 sub-partitions.
+    expect(misses({ ...H200, reservedSmemPerBlockBytes: 0 })).toBe(1122);
+    expect(misses({ ...H200, smemAllocGranularityBytes: 256 })).toBe(19);
+    expect(misses({ ...H200, regSubPartitions: 1 })).toBeGreaterThan(1000);
+  });
+
   it("the kernel's maxThreadsPerBlock follows from its registers (cudaFuncGetAttributes)", () => {
     for (const r of occRows) {
       expect(maxThreadsPerBlockForRegs(Number(r.num_regs), H200), r.kernel).toBe(Number(r.func_max_threads));
