@@ -1,9 +1,45 @@
 import { z } from 'zod';
 import { SEVERITIES, type Severity } from '../engine/types.js';
-import { DEFAULT_TARGETS, lookupGpu, type GpuSpec } from './gpus.js';
+import { ARCH_LIMITS, customGpu, DEFAULT_TARGETS, GPU_TABLE, KNOWN_CCS, knownGpuNames, lookupGpu, type CustomGpuInput, type GpuSpec } from './gpus.js';
 import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_SETUP_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
 
 const severity = z.enum(SEVERITIES);
+
+/** "8.9", 8.9, "12.0", 12 (YAML reads `cc: 12.0` as 12): the cc as ARCH_LIMITS spells it. */
+const ccValue = z
+  .union([z.string(), z.number()])
+  .transform((v) => (typeof v === 'number' ? (Number.isInteger(v) ? `${v}.0` : String(v)) : v.trim()))
+  .refine((v) => v in ARCH_LIMITS, { message: `unknown compute capability (known: ${KNOWN_CCS.join(', ')})` });
+const positive = (max: number) => z.number().positive().max(max);
+const positiveInt = (max: number) => z.number().int().positive().max(max);
+
+/** One `gpus:` entry: cc and SM count are required; every other limit defaults from the cc (ARCH_LIMITS). */
+const customGpuSchema = z
+  .object({
+    cc: ccValue.describe('Compute capability, e.g. "8.9": sets every per-architecture limit the occupancy model uses.'),
+    sms: positiveInt(1024).describe('Streaming multiprocessors.'),
+    class: z.enum(['datacenter', 'consumer', 'embedded']).optional().describe('Default: datacenter.'),
+    vram_gb: positive(100_000).optional().describe('Device memory in GB (pool-size rules). Default: unknown (0).'),
+    l2_mb: positive(4096).optional().describe('L2 cache in MB; the persisting window defaults to 75 % of it on cc >= 8.0.'),
+    l2_persisting_max_mb: z.number().min(0).max(4096).optional().describe('cudaDevAttrMaxPersistingL2CacheSize in MB, when it is not 75 % of L2.'),
+    bandwidth_gbs: positive(1_000_000).optional().describe('Memory bandwidth in GB/s.'),
+    fp32_tflops: positive(100_000).optional(),
+    fp64_tflops: positive(100_000).optional(),
+    max_blocks_per_sm: positiveInt(64).optional().describe("Override the cc's resident-block cap."),
+    max_warps_per_sm: positiveInt(64).optional().describe("Override the cc's resident-warp cap."),
+    smem_per_sm_kb: positiveInt(1024).optional().describe("Override the cc's shared memory per SM (KB)."),
+    smem_per_block_optin_kb: positiveInt(1024).optional().describe("Override the cc's opt-in shared memory per block (KB)."),
+    regs_per_sm: positiveInt(1 << 20).optional().describe("Override the cc's 32-bit registers per SM."),
+    aliases: z.array(z.string().min(1)).optional().describe('Other names `targets` accepts for this GPU.'),
+  })
+  .strict()
+  .superRefine((g, ctx) => {
+    const arch = ARCH_LIMITS[g.cc];
+    if (!arch) return;
+    const perSm = g.smem_per_sm_kb ?? arch.smemPerSmKb;
+    const optin = g.smem_per_block_optin_kb ?? Math.min(arch.smemPerBlockOptinKb, perSm);
+    if (optin > perSm) ctx.addIssue({ code: 'custom', path: ['smem_per_block_optin_kb'], message: `${optin} KB is more than the ${perSm} KB per SM` });
+  });
 const failOn = z.enum([...SEVERITIES, 'none'] as const);
 
 const vocabularyShape = Object.fromEntries(
@@ -35,7 +71,11 @@ export const configSchema = z
       .array(z.string())
       .min(1)
       .optional()
-      .describe('Target GPUs whose limits the checks apply: any of A100, H100, RTX 3090, RTX 4090. Default: all four.'),
+      .describe(`Target GPUs whose limits the checks apply: any of ${knownGpuNames()}, or a GPU defined under "gpus". Default: ${DEFAULT_TARGETS.join(', ')}.`),
+    gpus: z
+      .record(z.string().min(1), customGpuSchema)
+      .optional()
+      .describe('Custom GPUs, by name, that "targets" may then name: { MyCard: { cc: "8.9", sms: 58 } }; limits not given default from the cc.'),
     vocabularies: z
       .object(vocabularyShape)
       .strict()
@@ -121,6 +161,38 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `"${where}": ${issue.message}`;
 }
 
+/** The built-in GPUs plus the config's `gpus:` entries; a custom name may not shadow a built-in one. */
+function customGpuTable(gpus: RawConfig['gpus']): Record<string, GpuSpec> {
+  const table: Record<string, GpuSpec> = { ...GPU_TABLE };
+  for (const [name, g] of Object.entries(gpus ?? {})) {
+    for (const n of [name, ...(g.aliases ?? [])]) {
+      const clash = lookupGpu(n, table);
+      if (clash) throw new ConfigError(`invalid config: "gpus.${name}": the name "${n}" is already the GPU "${clash.name}"`);
+    }
+    const input: CustomGpuInput = {
+      cc: g.cc,
+      sms: g.sms,
+      class: g.class,
+      vramGb: g.vram_gb,
+      l2Mb: g.l2_mb,
+      bwGbs: g.bandwidth_gbs,
+      fp32Tflops: g.fp32_tflops,
+      fp64TflopsDoc: g.fp64_tflops,
+      maxBlocksPerSm: g.max_blocks_per_sm,
+      maxWarpsPerSm: g.max_warps_per_sm,
+      smemPerSmKb: g.smem_per_sm_kb,
+      smemPerBlockOptinKb: g.smem_per_block_optin_kb,
+      regsPerSm: g.regs_per_sm,
+    };
+    const spec = customGpu(name, input);
+    if (g.l2_persisting_max_mb !== undefined) spec.l2SetAsideMaxMb = g.l2_persisting_max_mb;
+    if (g.smem_per_sm_kb !== undefined && g.smem_per_block_optin_kb === undefined) spec.smemPerBlockOptinKb = Math.min(spec.smemPerBlockOptinKb, g.smem_per_sm_kb);
+    if (g.aliases?.length) spec.aliases = g.aliases;
+    table[name] = spec;
+  }
+  return table;
+}
+
 /**
  * Validate a parsed YAML/JSON object and resolve defaults. `knownRules` is the registry's id list:
  * a rule id that does not exist is an error naming it.
@@ -135,10 +207,11 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
   for (const id of Object.keys(c.rules ?? {})) {
     if (!known.has(id)) throw new ConfigError(`invalid config: unknown rule id "${id}" in "rules"`);
   }
+  const table = customGpuTable(c.gpus);
   const targets: GpuSpec[] = [];
   for (const name of c.targets ?? DEFAULT_TARGETS) {
-    const gpu = lookupGpu(name);
-    if (!gpu) throw new ConfigError(`invalid config: unknown GPU "${name}" in "targets" (known: A100, H100, RTX 3090, RTX 4090)`);
+    const gpu = lookupGpu(name, table);
+    if (!gpu) throw new ConfigError(`invalid config: unknown GPU "${name}" in "targets" (known: ${knownGpuNames(table)})`);
     targets.push(gpu);
   }
   let hot: RegExp;

@@ -9,19 +9,21 @@ const RTX4090 = GPU_TABLE['RTX 4090']!;
 
 describe('occupancy: catalog §5.3 warps by registers (no block granularity)', () => {
   // [R, regs/warp, 64-warp SM warps, 48-warp SM warps, 256-thread blocks on 64-warp SM %, on 48-warp SM %]
+  // Warps are what the runtime gives (whole warps per register sub-partition, test/data/occupancy-h200.tsv);
+  // the seed's catalog (⌊65536 / regs per warp⌋) said 51 / 42 / 25 / 23 / 21 for 40 / 41–48 / 80 / 81–88 / 96.
   const rows: [number, number, number, number, number, number][] = [
     [32, 1024, 64, 48, 100, 100],
-    [40, 1280, 51, 48, 75, 100],
-    [41, 1536, 42, 42, 62.5, 83.3],
-    [48, 1536, 42, 42, 62.5, 83.3],
+    [40, 1280, 48, 48, 75, 100],
+    [41, 1536, 40, 40, 62.5, 83.3],
+    [48, 1536, 40, 40, 62.5, 83.3],
     [56, 1792, 36, 36, 50, 66.7],
     [64, 2048, 32, 32, 50, 66.7],
     [65, 2304, 28, 28, 37.5, 50],
     [72, 2304, 28, 28, 37.5, 50],
-    [80, 2560, 25, 25, 37.5, 50],
-    [81, 2816, 23, 23, 25, 33.3],
-    [88, 2816, 23, 23, 25, 33.3],
-    [96, 3072, 21, 21, 25, 33.3],
+    [80, 2560, 24, 24, 37.5, 50],
+    [81, 2816, 20, 20, 25, 33.3],
+    [88, 2816, 20, 20, 25, 33.3],
+    [96, 3072, 20, 20, 25, 33.3],
     [128, 4096, 16, 16, 25, 33.3],
     [168, 5376, 12, 12, 12.5, 16.7],
     [255, 8192, 8, 8, 12.5, 16.7],
@@ -52,13 +54,13 @@ describe('occupancy: catalog §5.2 (003 §8.6 tables)', () => {
     expect(occupancy(A100, { threadsPerBlock: 128, regsPerThread: 64 }).occupancy).toBe(0.5);
     expect(occupancy(A100, { threadsPerBlock: 128, regsPerThread: 255 }).occupancy).toBe(0.125);
   });
-  it('CC 8.6/8.9: 32/43/64/85/128 registers give 48/42/32/23/16 warps', () => {
-    for (const [R, w, occ] of [[32, 48, 100], [43, 42, 87.5], [64, 32, 66.7], [85, 23, 47.9], [128, 16, 33.3]] as const) {
+  it('CC 8.6/8.9: 32/43/64/85/128 registers give 48/40/32/20/16 warps (seed: 48/42/32/23/16)', () => {
+    for (const [R, w, occ] of [[32, 48, 100], [43, 40, 83.3], [64, 32, 66.7], [85, 20, 41.7], [128, 16, 33.3]] as const) {
       expect(warpsByRegisters(R, RTX3090)).toBe(w);
       expect(Math.round((warpsByRegisters(R, RTX3090) / 48) * 1000) / 10).toBeCloseTo(occ, 1);
     }
-    // I-03: 41 and 42 registers already give 42 warps.
-    expect(warpsByRegisters(41, RTX3090)).toBe(42);
+    // I-03: 41 and 42 registers already lose warps (40: the sub-partition rule; the seed said 42).
+    expect(warpsByRegisters(41, RTX3090)).toBe(40);
     expect(warpsByRegisters(40, RTX3090)).toBe(48);
   });
   it('derived thresholds: 100 % lost above 32 (64-warp) / 40 (48-warp); < 50 % above 64 / 80', () => {
@@ -94,9 +96,9 @@ describe('occupancy: block limits', () => {
     expect(o.limiter).toBe('shared memory');
     expect(occupancy(H100, { threadsPerBlock: 128, smemPerBlock: 48 * 1024 }).blocks).toBe(4);
   });
-  it('block granularity: 40 regs at 256 threads on A100 is 6 blocks (75 %), not 51 warps', () => {
+  it('block granularity: 40 regs at 256 threads on A100 is 6 blocks (75 %) of the 48 warps registers allow', () => {
     const o = occupancy(A100, { threadsPerBlock: 256, regsPerThread: 40 });
-    expect(o.warpsByRegs).toBe(51);
+    expect(o.warpsByRegs).toBe(48);
     expect(o.blocks).toBe(6);
     expect(o.limiter).toBe('registers');
   });

@@ -107,6 +107,29 @@ limits: { max_file_bytes: 2000000, max_line_length: 20000, file_timeout_ms: 5000
     expect(c.limits).toEqual({ maxFileBytes: 2_000_000, maxLineLength: 100, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000 });
   });
 
+  it('targets accept every built-in GPU and its aliases', () => {
+    const names = ['V100', 'T4', 'A10', 'A10G', 'A40', 'L4', 'L40S', 'H200', 'H200 SXM', 'B200', 'GB200', 'RTX 5090', 'RTX 6000 Ada', 'Jetson AGX Orin', 'AGX Orin'];
+    const got = resolve({ targets: names }).targets.map((t) => t.name);
+    expect(got).toEqual(['V100', 'T4', 'A10', 'A10G', 'A40', 'L4', 'L40S', 'H200', 'H200', 'B200', 'GB200', 'RTX 5090', 'RTX 6000 Ada', 'Jetson AGX Orin', 'Jetson AGX Orin']);
+    expect(resolve({ targets: ['h200sxm', 'rtx-5090', 'a10g'] }).targets.map((t) => t.cc)).toEqual(['9.0', '12.0', '8.6']);
+  });
+
+  it('a custom GPU under gpus: defaults its limits from the cc and can be a target', () => {
+    const c = resolve({ gpus: { MyCard: { cc: '8.9', sms: 58, l2_mb: 32 } }, targets: ['MyCard', 'H100'] });
+    const g = c.targets[0]!;
+    expect(g.name).toBe('MyCard');
+    expect(g.custom).toBe(true);
+    expect([g.sms, g.maxBlocksPerSm, g.maxWarpsPerSm, g.smemPerSmKb, g.smemPerBlockOptinKb, g.reservedSmemPerBlockBytes]).toEqual([58, 24, 48, 100, 99, 1024]);
+    expect(g.l2SetAsideMaxMb).toBe(24);
+    expect(c.targets[1]!.name).toBe('H100');
+    // YAML reads `cc: 12.0` as the number 12; overrides win over the cc's limits.
+    const b = resolve({ gpus: { Card2: { cc: 12, sms: 10, max_warps_per_sm: 32, smem_per_sm_kb: 64, aliases: ['c2'] } }, targets: ['c2'] }).targets[0]!;
+    expect([b.cc, b.maxWarpsPerSm, b.maxThreadsPerSm, b.smemPerSmKb, b.smemPerBlockOptinKb]).toEqual(['12.0', 32, 1024, 64, 64]);
+    expect(b.smemCarveoutsKb.at(-1)).toBe(64);
+    // Defining a GPU does not change the default targets.
+    expect(resolve({ gpus: { MyCard: { cc: '8.0', sms: 1 } } }).targets.map((t) => t.name)).toEqual(['A100', 'H100', 'RTX 3090', 'RTX 4090']);
+  });
+
   it('targets accept the spellings lookupGpu documents', () => {
     expect(resolve({ targets: ['rtx4090', 'h100'] }).targets.map((t) => t.name)).toEqual(['RTX 4090', 'H100']);
   });
@@ -172,9 +195,32 @@ describe('resolveConfig: errors name what is wrong', () => {
     expect(() => resolve({ min_severity: 'none' })).toThrow(ConfigError);
   });
 
+  it('a bad custom GPU is a one-line error naming the key', () => {
+    const cases: [unknown, string][] = [
+      [{ gpus: { MyCard: { sms: 58 } } }, '"gpus.MyCard.cc"'],
+      [{ gpus: { MyCard: { cc: '8.8', sms: 58 } } }, 'unknown compute capability'],
+      [{ gpus: { MyCard: { cc: '8.9' } } }, '"gpus.MyCard.sms"'],
+      [{ gpus: { MyCard: { cc: '8.9', sms: -3 } } }, '"gpus.MyCard.sms"'],
+      [{ gpus: { MyCard: { cc: '8.9', sms: 2.5 } } }, '"gpus.MyCard.sms"'],
+      [{ gpus: { MyCard: { cc: '8.9', sms: 58, smz: 1 } } }, '"smz"'],
+      [{ gpus: { MyCard: { cc: '8.9', sms: 58, smem_per_block_optin_kb: 200 } } }, '"gpus.MyCard.smem_per_block_optin_kb"'],
+      [{ gpus: { MyCard: { cc: '8.9', sms: 58, vram_gb: 'lots' } } }, '"gpus.MyCard.vram_gb"'],
+      [{ gpus: { h100: { cc: '9.0', sms: 114 } } }, '"gpus.h100"'],
+      [{ gpus: { MyCard: 'big' } }, '"gpus.MyCard"'],
+    ];
+    for (const [raw, needle] of cases) {
+      const e = configError(raw);
+      expect(e.message, JSON.stringify(raw)).toContain(needle);
+      expect(e.message).not.toContain('\n');
+    }
+    expect(configError({ gpus: { MyCard: { cc: '8.8', sms: 58 } } }).message).toContain('"gpus.MyCard.cc"');
+  });
+
   it('an unknown GPU in targets names the GPU', () => {
-    const e = configError({ targets: ['A100', 'B200'] });
-    expect(e.message).toContain('"B200"');
+    const e = configError({ targets: ['A100', 'GTX 480'] });
+    expect(e.message).toContain('"GTX 480"');
+    // The message lists what is accepted, aliases included.
+    for (const n of ['V100', 'T4', 'A10G', 'L4', 'H200 (H200 SXM)', 'B200', 'RTX 5090', 'Jetson AGX Orin']) expect(e.message).toContain(n);
     expect(e.message).toContain('targets');
   });
 
@@ -220,7 +266,7 @@ describe('resolveConfig: errors name what is wrong', () => {
   });
 
   it('error messages start with "invalid config:" and are one line', () => {
-    for (const raw of [{ foo: 1 }, { rules: { nope: 'off' } }, { targets: ['B200'] }, { hot_path_functions: '(' }, { limits: { foo: 1 } }]) {
+    for (const raw of [{ foo: 1 }, { rules: { nope: 'off' } }, { targets: ['GTX 480'] }, { gpus: { X: { cc: '9.9', sms: 1 } } }, { hot_path_functions: '(' }, { limits: { foo: 1 } }]) {
       const m = configError(raw).message;
       expect(m.startsWith('invalid config:')).toBe(true);
       expect(m).not.toContain('\n');

@@ -1,6 +1,7 @@
 import { pythonModel } from '../../../src/analysis/python.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { READ_STALL } from '../../../src/config/costs.js';
 
 const WHOLE_ARRAY_KINDS = new Set(['get', 'asnumpy', 'copy-to-host', 'tolist']);
 
@@ -24,7 +25,7 @@ export default defineCheck({
   citation:
     '003 §8.1 Implicit Synchronization (rows "cp.asnumpy(arr) in middle of pipeline", "ndarray.get() between kernel launches"); 003 §9 Pass 1 bullets 2 and 4',
   summary: 'Whole-array device-to-host copy between two pieces of GPU work in the same function.',
-  why: 'A .get()/cp.asnumpy() between launches waits for every queued kernel to drain and copies the array over PCIe, then the next launch starts an idle GPU and pays the 3–5 µs launch latency again (003 §8.1 HIGH, §2.4, §8.4).',
+  why: 'A .get()/cp.asnumpy() between launches waits for every queued kernel to drain and copies the array over PCIe, then the next launch starts an idle GPU and pays the launch latency again (' + READ_STALL + ') (003 §8.1 HIGH, §2.4, §8.4).',
   messages: {
     midPipeline: 'Device→host copy `{{code}}` in the middle of the GPU pipeline (GPU work follows it); defer all D2H to the end.',
     asyncWaited:

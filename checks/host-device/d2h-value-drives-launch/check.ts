@@ -2,6 +2,7 @@ import { pythonModel, type D2H } from '../../../src/analysis/python.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { READ_STALL } from '../../../src/config/costs.js';
 
 const within = (outer: SyntaxNode, n: SyntaxNode) => outer.startIndex <= n.startIndex && n.endIndex <= outer.endIndex;
 const oneLine = (s: string) => {
@@ -33,7 +34,7 @@ export default defineCheck({
   citation:
     '003 §8.2 Host-Device Ping-Pong (detection rule 1: D2H "followed by a decision that feeds back into a kernel launch"); 003 §9 Pass 1 bullet 1',
   summary: 'A value copied from the device decides a later launch: its grid, arguments, kernel, or whether it runs at all.',
-  why: 'The read drains the GPU, and the launch that depends on it cannot be queued until the host has the value, so the device idles for a full round trip plus 2.5–5 µs of launch latency (003 §8.2 CRITICAL, §3.5).',
+  why: 'The read drains the GPU, and the launch that depends on it cannot be queued until the host has the value, so the device idles for a full round trip plus the next launch (' + READ_STALL + ') (003 §8.2 CRITICAL, §3.5).',
   messages: {
     argument: 'A value read back from the device (`{{code}}`) decides what is launched next (D→H→D ping-pong): it feeds `{{use}}` on line {{line}}.',
     decision:

@@ -3,6 +3,7 @@ import { pyContextStream, pyStreamOf, streamFacts, streamKey } from '../../../sr
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { CUPY_READS, READ_STALL } from '../../../src/config/costs.js';
 
 /** `for name, d_arr in (("a", d_a), ("b", d_b)):` — a host list of distinct device arrays. */
 function iteratesHostListOfArrays(loop: SyntaxNode, target: SyntaxNode): boolean {
@@ -52,7 +53,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §8.2 Host-Device Ping-Pong; 003 §9 Pass 1; 003 §2.4 Operations That Cause Implicit Synchronization',
   summary: 'Device-to-host read inside a host loop that also does GPU work (ping-pong).',
-  why: 'Each read stalls the pipeline until the GPU drains, then the next launch pays 3–5 µs of launch latency again, once per iteration (003 §8.2, §3.5).',
+  why: 'Each read stalls the pipeline until the GPU drains, and the next launch restarts it: ' + READ_STALL + ', once per iteration; ' + CUPY_READS + ' (003 §8.2, §3.5).',
   messages: {
     d2hInLoop: 'Device→host read `{{code}}` inside a loop: every iteration stalls the GPU and round-trips through the host (ping-pong).',
   },

@@ -3,6 +3,7 @@ import { calleePath, lastName, pyArgs, unparen } from '../../../src/analysis/syn
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
+import { CUPY_READS, LAUNCH } from '../../../src/config/costs.js';
 
 // Python builtins that hand the value to the host: `float(v)` / `print(v)` copy the element out.
 const TO_HOST_BUILTINS = new Set(['int', 'float', 'bool', 'complex', 'str', 'repr', 'format', 'print', 'range', 'hash']);
@@ -185,7 +186,7 @@ export default defineCheck({
   citation:
     '003 §8.2 Host-Device Ping-Pong (detection rule 2: "Any Python for loop over device array elements"); 003 §9 Pass 1 bullet 3; 004 §H3.6 PyTorch Considerations (no explicit Python loops with per-element conditionals)',
   summary: 'Python loop (or map/list/sum) over the elements of a device array, using each element on the host.',
-  why: 'Each element used on the host is its own synchronizing device→host copy, and any arithmetic on it is a separate 2.5–5 µs kernel launch (003 §2.4, §3.5), so a loop over n elements costs n round trips where one vectorised operation costs one (003 §8.2, CRITICAL).',
+  why: 'Each element used on the host is its own synchronizing device→host copy, and any arithmetic on it is a separate kernel launch (' + LAUNCH + '; 003 §2.4, §3.5), so a loop over n elements costs n round trips where one vectorised operation costs one (' + CUPY_READS + '; 003 §8.2, CRITICAL).',
   messages: {
     loop: 'Python loop over the elements of a device array (`{{code}}`): every element access is a separate device→host transfer.',
     builtin: '`{{code}}` walks a device array element by element in Python: every element access is a separate device→host transfer.',

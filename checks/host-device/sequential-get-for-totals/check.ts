@@ -3,6 +3,7 @@ import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { READ_STALL } from '../../../src/config/costs.js';
 
 const SCALAR_READ_KINDS = new Set(['convert', 'get', 'item']);
 
@@ -78,7 +79,7 @@ export default defineCheck({
   citation:
     '003 §8.1 Implicit Synchronization; 003 §2.1 When Streams Actually Help (item 4: "batch async reads instead of sequential .get() syncs"); 003 §9 Pass 1 bullet 5',
   summary: 'Two or more scalar device reads in one block added into a total or sizing device work; count_scatter_total() syncs once.',
-  why: 'Each scalar read is its own implicit sync plus D2H copy (003 §2.4), so N reads drain the GPU N times and every restart pays the 3–5 µs launch latency again (003 §8.4), where count_scatter_total() batches the reads behind a single sync (003 §2.1 item 4, §8.1 HIGH).',
+  why: 'Each scalar read is its own implicit sync plus D2H copy (003 §2.4), so N reads drain the GPU N times and every read stalls the pipeline again (' + READ_STALL + '; 003 §8.4), where count_scatter_total() batches the reads behind a single sync (003 §2.1 item 4, §8.1 HIGH).',
   messages: {
     total: 'Several sequential scalar reads from the device ({{code}}) to compute a total; count_scatter_total() does this with one sync.',
     sizing:

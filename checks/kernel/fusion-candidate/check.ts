@@ -5,6 +5,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 interface L {
   cfg: LaunchConfig;
@@ -52,7 +53,7 @@ export default defineCheck({
   citation:
     '003 §8.4 Small Kernel Launches (detection rule 4 "Multiple kernels that could be fused (same input, similar work)"); 003 §3.4 Kernel Fusion Opportunities; 004 §H1.8/§H1.9 (fuse kernels to raise arithmetic intensity); 004 §H3.6 (torch.compile fusion)',
   summary: 'Back-to-back launches with the same grid and block where the second only consumes the first one\'s intermediate (or both read the same inputs): fusable.',
-  why: 'Fusing a 2–3 op pointwise chain gives 2–3× (003 §3.4) because the intermediate stays in registers instead of a global-memory write and re-read, and it saves one 3–5 µs launch (003 §3.5).',
+  why: 'Fusing a 2–3 op pointwise chain gives 2–3× (003 §3.4) because the intermediate stays in registers instead of a global-memory write and re-read, and it saves one launch (' + LAUNCH + '; 003 §3.5).',
   messages: {
     chain:
       'These consecutive launches form a producer→consumer chain (`{{a}}` writes `{{buf}}`, `{{b}}` reads it, nothing else does) that could be fused into one kernel, saving a global-memory round trip{{figure}}.',

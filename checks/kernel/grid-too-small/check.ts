@@ -2,6 +2,7 @@ import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { smallestSmTarget } from '../../../src/analysis/occupancy.js';
 import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 /** Final passes of multi-pass reductions/scans combine at most one block of partials (catalog do-not-flag). */
 const FINAL_PASS = /final|finalize|combine|second_pass|last_block|_tail/i;
@@ -19,7 +20,7 @@ export default defineCheck({
   citation:
     '003 §8.4 Small Kernel Launches (detection rules 1 and 3; "Minimum grid sizes to saturate GPU" table); 003 §3.5 Launch Overhead Amortization; 003 §10 (row "Minimum threads per launch"); 004 §H2.2 Techniques for Occupancy Tuning ("launching at least as many blocks as SMs")',
   summary: 'Constant launch configuration too small to occupy the GPU: one block, a partial warp, or fewer blocks than half the SMs of a target.',
-  why: 'A grid needs at least SM_count/2 blocks just to reach half the SMs (54 on A100, 66 on H100, 41 on RTX 3090, 64 on RTX 4090; 003 §8.4), 32 threads is the absolute minimum and ~10,000 the target (003 §10), and each launch already costs 3–5 µs (003 §3.5).',
+  why: 'A grid needs at least SM_count/2 blocks just to reach half the SMs (54 on A100, 66 on H100, 41 on RTX 3090, 64 on RTX 4090; 003 §8.4), 32 threads is the absolute minimum and ~10,000 the target (003 §10), and each launch already costs ' + LAUNCH + ' (003 §3.5: 3–5 µs).',
   messages: {
     small:
       'Launch is too small to use the GPU (grid of {{g}} block(s) × {{b}} threads): at least {{min_blocks}} blocks are needed just to cover half the SMs of {{gpu}} ({{sms}} SMs; 004 advises ≥ {{sms}} blocks): `{{code}}`.',

@@ -3,6 +3,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { COSTS, LAUNCH, MEASURED_ON, launchesCost } from '../../../src/config/costs.js';
 
 /** Work-size bins are the sanctioned binning pattern (003 §5.3): one launch per complexity bin, not per item. */
 const BINS = /\bbins?\b|_bins?\b|\bbins?_|WORK_BINS|\btiers?\b|buckets?\b/i;
@@ -41,15 +42,15 @@ export default defineCheck({
   citation:
     '003 §8.4 Small Kernel Launches (detection rule 2 "Kernel launched per-geometry in a loop instead of batched"); 003 §3.5 Launch Overhead Amortization; 004 §H1.9 Optimizing the Kernel ("many tiny kernels … merging them … CUDA Graphs"); 004 §H2.5 Tuning Occupancy with PyTorch (batch small ops)',
   summary: 'A kernel launched once per item (geometry, row, feature) inside a host loop instead of once over all items.',
-  why: 'Every launch costs 2.5–5 µs of overhead (003 §3.5, ~25 µs on WDDM), so a kernel shorter than ~25 µs spends over 10 % of its time launching and N per-item launches pay N times that (003 §8.4).',
+  why: 'Every launch costs ' + LAUNCH + ' (bench/gpu/RESULTS.md; 003 §3.5: 2.5–5 µs, ~25 µs on WDDM), so a kernel shorter than ~25 µs spends over 10 % of its time launching and N per-item launches pay N times that (003 §8.4).',
   messages: {
     perItem:
-      'Kernel launched once per item inside a host loop (`{{item}}` passed to `{{code}}`){{count}}; launch overhead (~3–5 µs each) dominates. Launch once over all items.',
+      'Kernel launched once per item inside a host loop (`{{item}}` passed to `{{code}}`){{count}}; launch overhead (' + LAUNCH + ') dominates. Launch once over all items.',
   },
   fix: 'judgment',
   create(ctx) {
     const fixText = 'Launch one kernel over all items with an offsets array (count → `exclusive_sum(..., synchronize=False)` → scatter), indexing items by thread; if the loop must stay, capture it in a CUDA Graph (004 §H1.9).';
-    const countOf = (n: number | null) => (n !== null && n > 0 ? `: ${n} launches × 3–5 µs ≈ ${Math.round(n * 3)}–${n * 5} µs of launch overhead alone` : '');
+    const countOf = (n: number | null) => (n !== null && n > 0 ? `: ${n} launches × ${COSTS.launchUs} µs (${MEASURED_ON}) ${launchesCost(n)} of launch overhead alone` : '');
 
     function python() {
       const m = ctx.get(pythonModel);

@@ -3,6 +3,7 @@ import { quote } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { UNCOALESCED } from '../../../src/config/costs.js';
 
 /** Consecutive threads of a warp differ by 1 in `threadIdx.x`; only x-linear indices decide coalescing. */
 const X_LINEAR = /^\(?\s*(?:threadIdx\.x|blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x|\(\s*(?:size_t|long long|int64_t)\s*\)\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x)\s*\)?$/;
@@ -37,7 +38,7 @@ export default defineCheck({
   languages: ['cuda', 'nvrtc-in-python'],
   citation: '003 §4.1 Coalesced Access and SoA vs AoS (coalescing rules for CC 6.0+); 004 §H1.9 (improve coalescing for memory-bound kernels)',
   summary: 'Adjacent threads access global memory K elements apart.',
-  why: 'A warp of consecutive 4- or 8-byte elements coalesces into 128-byte transactions, but a stride of N elements between adjacent threads uses only 1/N of the fetched 32-byte sectors (stride-2 = 50 %, at worst 1/32 = 3.1 %; 003 §4.1).',
+  why: 'A warp of consecutive 4- or 8-byte elements coalesces into 128-byte transactions, but a stride of N elements between adjacent threads uses only 1/N of the fetched 32-byte sectors (stride-2 = 50 %, at worst 1/32 = 3.1 %; 003 §4.1); ' + UNCOALESCED + '.',
   messages: {
     read: 'Global memory is read with a stride of {{k}} elements between adjacent threads (`{{code}}`); each warp load uses ~1/{{k}} of the fetched bandwidth{{figure}}.',
     write: 'Global memory is written with a stride of {{k}} elements between adjacent threads (`{{code}}`); each warp store uses ~1/{{k}} of the fetched bandwidth{{figure}}.',

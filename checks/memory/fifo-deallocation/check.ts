@@ -5,6 +5,7 @@ import { bufferKey, cppBufferBase, streamKey, streamText } from '../../../src/an
 import { matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { POOL } from '../../../src/config/costs.js';
 
 /**
  * One explicit release of a buffer that was allocated earlier in the same function.
@@ -286,7 +287,7 @@ export default defineCheck({
   languages: ['python', 'cuda'],
   citation: '003 §1.6 Fragmentation Avoidance ("Allocations freed in LIFO order where possible (pool coalescing works best)")',
   summary: 'Temporaries released explicitly in allocation (FIFO) order rather than reverse (LIFO) order.',
-  why: 'Pool sub-allocations cost under 1 µs only while the pool stays unfragmented; freeing the last-allocated block first lets it coalesce with the free space behind it, while FIFO frees leave holes below live blocks that later requests must fit around (003 §1.1, §1.6).',
+  why: 'Pool sub-allocations cost about 1 µs (' + POOL + ') only while the pool stays unfragmented; freeing the last-allocated block first lets it coalesce with the free space behind it, while FIFO frees leave holes below live blocks that later requests must fit around (003 §1.1, §1.6).',
   messages: {
     fifo: 'Temporaries are released in allocation (FIFO) order ({{order}}) at `{{code}}`; release in reverse (LIFO) order ({{lifo}}) where possible so the pool can coalesce.',
   },

@@ -3,6 +3,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { MALLOC_RAW } from '../../../src/config/costs.js';
 
 const FIX =
   'Size the output once: count per item on the device, `d_off = exclusive_sum(d_counts, synchronize=False)`, `total = count_scatter_total(runtime, d_counts, d_off)`, one `runtime.allocate((total,), dtype)`, then one scatter launch that writes each item at its offset.';
@@ -148,7 +149,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §1.6 Fragmentation Avoidance ("Count-scatter pattern uses a single output allocation sized by the prefix sum total, not incremental resizing")',
   summary: 'Device output grown in a loop (concatenate/append/resize, or device pieces collected and joined after the loop) instead of one count-scatter allocation.',
-  why: 'Each growth step allocates a new, larger block from the pool and copies everything so far (O(n²) bytes moved, one allocation per iteration at ~1 µs pool or ~100–1,000 µs raw cost each), fragmenting the pool, where count-scatter makes one allocation sized by the prefix-sum total (003 §1.1, §1.6).',
+  why: 'Each growth step allocates a new, larger block from the pool and copies everything so far (O(n²) bytes moved, one allocation per iteration at ~1 µs from a pool or ' + MALLOC_RAW + ' raw each), fragmenting the pool, where count-scatter makes one allocation sized by the prefix-sum total (003 §1.1, §1.6).',
   messages: {
     grow: 'Device output `{{name}}` is grown incrementally (`{{code}}` in a loop); size it once from the count-scatter prefix-sum total.',
     collect: 'Device output is grown incrementally (`{{code}}` in a loop, joined by `{{join}}` after it); size it once from the count-scatter prefix-sum total.',

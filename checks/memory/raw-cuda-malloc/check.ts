@@ -5,6 +5,7 @@ import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/anal
 import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { MALLOC_SHORT, MALLOC_VS_POOL } from '../../../src/config/costs.js';
 
 
 /** A module whose file name says it implements an allocator: `allocator.py`, `caching_allocator.cu`, `mempool.cu`, `arena.cu`. */
@@ -142,9 +143,9 @@ export default defineCheck({
   languages: ['cuda', 'python'],
   citation: '003 §1.1 Pool Allocation vs Direct CUDA Allocation ("Always use a memory pool"); 003 §2.2 Stream-Ordered Memory Allocation',
   summary: 'Raw cudaMalloc (cuMemAlloc, cudart.cudaMalloc, cupy.cuda.runtime.malloc) outside the memory pool, off the hot path.',
-  why: 'A pool sub-allocation (alloc + free) costs under 1 µs while a raw cudaMalloc costs ~100–1,000 µs and synchronizes the device (~1,000×; 2–5× end-to-end in the RAPIDS benchmarks) (003 §1.1).',
+  why: 'A raw cudaMalloc synchronizes the device and costs ' + MALLOC_VS_POOL + ' (the seed: ~100–1,000 µs against < 1 µs, ~1,000×; 2–5× end-to-end in the RAPIDS benchmarks) (003 §1.1).',
   messages: {
-    raw: 'Raw `{{call}}` bypasses the memory pool (pool sub-allocation <1 µs vs ~100–1000 µs); allocate through the pool or cudaMallocAsync.',
+    raw: 'Raw `{{call}}` bypasses the memory pool (' + MALLOC_SHORT + '); allocate through the pool or cudaMallocAsync.',
   },
   fix: 'judgment',
   create(ctx) {

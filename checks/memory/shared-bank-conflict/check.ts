@@ -4,6 +4,7 @@ import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { bankConflictDegree, defaultLimitBytes, fmtBytes, smemFacts, type SharedDecl, type SmemFacts, quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { BANK } from '../../../src/config/costs.js';
 
 const short = (t: string) => quoteCode(t, 60);
 
@@ -231,7 +232,7 @@ export default defineCheck({
   languages: ['cuda', 'nvrtc-in-python'],
   citation: '003 §4.2 Shared Memory Usage (bank rules; padding); 003 §10 (row "Shared memory bank conflict: Any N-way conflict in inner loop → Pad or swizzle")',
   summary: 'Column walk over a 2-D __shared__ tile whose row stride maps a warp onto the same banks.',
-  why: 'Shared memory has 32 banks of 4 bytes; when N lanes of a warp hit different words of one bank the access is serialized N ways, up to 32× slower (003 §4.2, §10).',
+  why: 'Shared memory has 32 banks of 4 bytes; when N lanes of a warp hit different words of one bank the access is serialized N ways, up to 32 ways per access (003 §4.2, §10); ' + BANK + '.',
   messages: {
     conflict:
       'Column access `{{access}}` to __shared__ {{T}} {{name}}[..][{{W}}] makes threads of a warp hit the same bank ({{N}}-way conflict: rows are {{stride}} words apart){{inst}}; pad the inner dimension by one element.',

@@ -3,6 +3,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { contains, lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { POOL } from '../../../src/config/costs.js';
 
 // CuPy returns views for these: the "temporary" shares another array's memory, releasing it frees nothing.
 const NO_ALLOC_METHODS = /^(view|reshape|ravel|transpose|swapaxes|squeeze|get|item|tolist|tobytes)$/;
@@ -130,7 +131,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §1.6 Fragmentation Avoidance ("Temporary buffers freed before output allocation when possible"; "No interleaving of long-lived and short-lived allocations on same pool")',
   summary: 'A device temporary that is no longer used stays alive across the allocation of the function\'s returned output.',
-  why: 'A dead temporary still held when the long-lived output is allocated forces the output around it in the pool, so releasing the temporary later leaves a hole next to a long-lived block (fragmentation; pool sub-allocation stays under 1 µs only while the pool is unfragmented) (003 §1.1, §1.6).',
+  why: 'A dead temporary still held when the long-lived output is allocated forces the output around it in the pool, so releasing the temporary later leaves a hole next to a long-lived block (fragmentation; pool sub-allocation stays at about 1 µs (' + POOL + ') only while the pool is unfragmented) (003 §1.1, §1.6).',
   messages: {
     temp: 'Large temporary `{{temps}}` stays alive across the output allocation `{{output}}` although it is not used afterwards; release it first to reduce pool fragmentation.',
     temps: 'Large temporaries {{temps}} stay alive across the output allocation `{{output}}` although they are not used afterwards; release them first to reduce pool fragmentation.',

@@ -1,6 +1,7 @@
 import { kernelTemplates } from '../../../src/analysis/kernel-templates.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 const KEY_KEYWORDS = new Set(['suffix', 'key', 'cache_key']);
 const ids = (n: SyntaxNode): string[] => (n.type === 'identifier' ? [n.text] : n.descendantsOfType('identifier').map((i) => i.text));
@@ -85,7 +86,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §7.2 Compilation Caching (SHA1 cache); 003 §7.5 JIT Cost Amortization ("Cache key includes ALL parameterizations (precision, block size, etc.)"); 003 §9 Pass 6',
   summary: 'Kernel cache key that misses a .format value or a run-time compile option of the compiled source.',
-  why: 'Two variants that share a key share one cached module, so the second caller silently runs a binary built for other parameters instead of paying its own 20–400 ms NVRTC compile (003 §7.2, §7.3, §7.5).',
+  why: 'Two variants that share a key share one cached module, so the second caller silently runs a binary built for other parameters instead of paying its own NVRTC compile (' + NVRTC_COLD + ') (003 §7.2, §7.3, §7.5).',
   messages: {
     incomplete:
       'Kernel cache key `{{code}}` omits parameter(s) {{params}} that change the compiled binary; variants can collide in the module cache.',

@@ -2,6 +2,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { NVRTC_COLD, RAWKERNEL_NEW } from '../../../src/config/costs.js';
 
 const LAZY_GUARD = /\bis\s+None\b|\bnot\s+in\b|^\s*not\s|\bis\s+not\s+None\b|\bin\b/;
 
@@ -44,7 +45,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §7.5 JIT Cost Amortization ("No compilation in hot loops (compile once, launch many times)"); 003 §9 Pass 6',
   summary: 'Kernel compilation or module construction inside a loop or hot path.',
-  why: 'A cold NVRTC compilation costs 20–400 ms per unit and a CCCL spec 950–1,460 ms (003 §7.3, §10), paid again on every iteration or call that rebuilds the module instead of launching a compiled one.',
+  why: 'A cold NVRTC compilation costs ' + NVRTC_COLD + ' (003 §7.3: 20–400 ms per unit; a new CuPy RawKernel source per call: ' + RAWKERNEL_NEW + ') and a CCCL spec 950–1,460 ms (003 §7.3, §10), paid again on every iteration or call that rebuilds the module instead of launching a compiled one.',
   messages: {
     compileInHotPath: 'Kernel compilation `{{code}}` inside {{where}}; compile once (module scope or cached) and launch many times.',
     cachedInLoop: 'Kernel compilation `{{code}}` inside a loop; the cache_key turns repeats into SHA1 lookups, but the source is still formatted and hashed every iteration: compile once before the loop and launch many times.',

@@ -2,6 +2,7 @@ import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { collectSingleAssignments, flatten } from '../../../src/sources/nvrtc.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 /** One piece of a template a `.format(...)` call renders, with what that call can fill in. */
 interface Template {
@@ -185,7 +186,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §7.1 Template Specialization for Precision Dispatch (the template escapes C++ braces as `{{`/`}}` because it is rendered with `str.format`)',
   summary: 'Kernel template rendered with str.format whose C++ braces are not doubled.',
-  why: 'str.format reads every single `{` as a replacement field, so the template raises KeyError/ValueError the first time it is rendered, before NVRTC ever sees it, turning a 20–400 ms JIT unit into a crash at run time (003 §7.1, §7.3).',
+  why: 'str.format reads every single `{` as a replacement field, so the template raises KeyError/ValueError the first time it is rendered, before NVRTC ever sees it, turning a JIT unit (' + NVRTC_COLD + ') into a crash at run time (003 §7.1, §7.3).',
   messages: {
     unescaped:
       "Kernel template {{name}} rendered with .format() contains an unescaped '{{brace}}' (C++ brace) in `{{code}}`; str.format will raise KeyError/ValueError at run time. Use `{{` and `}}`.",

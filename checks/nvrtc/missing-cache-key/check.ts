@@ -3,6 +3,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { matchesVocab, pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 function short(text: string): string {
   const one = text.replace(/\s+/g, ' ');
@@ -18,7 +19,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §7.5 JIT Cost Amortization ("Kernel source uses make_kernel_cache_key() for SHA1 caching"); 003 §7.2 Compilation Caching',
   summary: 'Runtime kernel compilation without a make_kernel_cache_key() cache key (or raw NVRTC outside the runtime).',
-  why: 'Without a key the SHA1 module cache cannot hit, so every call pays a cold NVRTC compile of 20–400 ms per unit instead of a dictionary lookup (003 §7.2, §7.3, §10).',
+  why: 'Without a key the SHA1 module cache cannot hit, so every call pays a cold NVRTC compile (' + NVRTC_COLD + ') instead of a dictionary lookup (003 §7.2, §7.3, §10).',
   messages: {
     noKey: 'Runtime compilation `{{code}}` without make_kernel_cache_key(): the module is recompiled instead of hitting the SHA1 module cache.',
     rawNvrtc: 'Direct NVRTC call `{{code}}` outside the runtime module bypasses make_kernel_cache_key() and the SHA1 module cache: the module is recompiled on every call.',

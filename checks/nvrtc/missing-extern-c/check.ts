@@ -4,6 +4,7 @@ import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { collectSingleAssignments } from '../../../src/sources/nvrtc.js';
 import type { Source } from '../../../src/sources/types.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 interface Lookups {
   /** Plain kernel names looked up, with how (`kernel_names=`, `RawKernel`, `get_function`, `cuModuleGetFunction`). */
@@ -105,7 +106,7 @@ export default defineCheck({
   languages: ['nvrtc-in-python'],
   citation: '003 §7.1 (template declares `extern "C" __global__`); 003 §7.2 (kernels looked up by plain name: `kernel_names=("entry_point_1", ...)`)',
   summary: 'Kernel looked up by its plain name but compiled with C++ linkage (mangled name).',
-  why: 'Without extern "C" NVRTC emits the C++-mangled symbol (_Z…), so looking the kernel up by its plain name fails at load time, after the 20–400 ms NVRTC compile has already been paid (003 §7.1, §7.2, §7.3).',
+  why: 'Without extern "C" NVRTC emits the C++-mangled symbol (_Z…), so looking the kernel up by its plain name fails at load time, after the NVRTC compile (' + NVRTC_COLD + ') has already been paid (003 §7.1, §7.2, §7.3).',
   messages: {
     mangled: 'Kernel {{name}} is looked up by its plain name ({{how}}) but is not declared extern "C"; C++ name mangling will make the lookup fail.',
   },

@@ -1,5 +1,6 @@
 import { pythonModel, runsAtImport } from '../../../src/analysis/python.js';
 import { defineCheck } from '../../../src/engine/check.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 // The runtime's SHA1 module cache is what request_nvrtc_warmup fills: only its compile path counts.
 const RUNTIME_COMPILE = ['*.compile_kernels', 'compile_kernels', 'make_kernel_cache_key'];
@@ -14,10 +15,10 @@ export default defineCheck({
   citation:
     '003 §7.3 Precompilation/Warmup (ADR-0034) (level 2 NVRTC module warmup); 003 §7.5 ("Module declares request_nvrtc_warmup() at module scope"); 003 §10 (row "NVRTC cold compilation 20-400 ms per unit → Mandate request_nvrtc_warmup()")',
   summary: 'Module compiles NVRTC kernels but declares no module-scope request_nvrtc_warmup().',
-  why: 'Without a module-scope warmup the first call of each kernel source unit pays 20–400 ms of cold NVRTC compilation on the request path instead of in the background at import (003 §7.3, §10).',
+  why: 'Without a module-scope warmup the first call of each kernel source unit pays a cold NVRTC compilation (' + NVRTC_COLD + ') on the request path instead of in the background at import (003 §7.3, §10).',
   messages: {
-    missingWarmup: 'Module compiles NVRTC kernels (`{{code}}`) but does not declare request_nvrtc_warmup() at module scope; first calls pay 20–400 ms of JIT.',
-    moveToModule: '`{{code}}` runs only when `{{fn}}` is called: move request_nvrtc_warmup() to module scope so the NVRTC warmup starts at import; first calls otherwise pay 20–400 ms of JIT.',
+    missingWarmup: 'Module compiles NVRTC kernels (`{{code}}`) but does not declare request_nvrtc_warmup() at module scope; first calls pay a cold NVRTC compile (' + NVRTC_COLD + ').',
+    moveToModule: '`{{code}}` runs only when `{{fn}}` is called: move request_nvrtc_warmup() to module scope so the NVRTC warmup starts at import; first calls otherwise pay a cold NVRTC compile (' + NVRTC_COLD + ').',
   },
   fix: 'judgment',
   needsProjectVocabulary: true,

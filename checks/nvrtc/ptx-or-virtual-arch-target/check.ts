@@ -1,6 +1,7 @@
 import { calleePath, lastName } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 // `compute_XX` is a virtual architecture: NVRTC emits PTX only, which the driver JIT-compiles at module load.
 const VIRTUAL_ARCH = /(?:--gpu-architecture|-arch|--gpu-name|-gpu-name)(?:=|\s+)compute_(?:\d+|\{)/;
@@ -23,7 +24,7 @@ export default defineCheck({
   citation:
     '003 §7.2 Compilation Caching ("Compile to CUBIN when possible: Target real architectures (sm_80, sm_89, sm_90) instead of virtual (compute_80) … Use nvrtcGetCUBIN() instead of nvrtcGetPTX()")',
   summary: 'NVRTC targets a virtual architecture or retrieves PTX, so the driver JIT-compiles at load time.',
-  why: 'PTX from a compute_XX target is JIT-compiled by the driver on every cold load, adding compilation on top of the 20–400 ms NVRTC step that a real sm_XX CUBIN avoids (003 §7.2, §7.3).',
+  why: 'PTX from a compute_XX target is JIT-compiled by the driver on every cold load, adding compilation on top of the NVRTC step (' + NVRTC_COLD + ') that a real sm_XX CUBIN avoids (003 §7.2, §7.3).',
   messages: {
     virtualArch: 'NVRTC option `{{code}}` targets a virtual architecture; the driver JIT-compiles the PTX at load time. Target sm_XX and use nvrtcGetCUBIN().',
     getPtx: '`{{code}}` retrieves PTX with no nvrtcGetCUBIN() in `{{fn}}`; the driver JIT-compiles it at load time. Target sm_XX and use nvrtcGetCUBIN().',

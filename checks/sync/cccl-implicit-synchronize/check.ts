@@ -2,6 +2,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 // Names of scan/reduce/sort/compaction wrappers (`reduce_sum`, `segmented_sort_pairs`, `compact_indices`).
 const CCCL_LIKE = /(^|_)(sum|scan|reduce|sort|select|partition|unique|histogram|compact)(_|$)/;
@@ -36,7 +37,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §2.3 Synchronization Pitfalls (GOOD example `exclusive_sum(counts, synchronize=False)`)',
   summary: 'CCCL wrapper left to synchronize while more GPU work on the same stream follows.',
-  why: 'The wrapper blocks the host until the GPU drains, then the next launch starts on an idle GPU and pays its 3–5 µs launch overhead, although the same stream would have ordered the two anyway (003 §2.3, §8.4; 003 §9 Pass 2 rates this HIGH).',
+  why: 'The wrapper blocks the host until the GPU drains, then the next launch starts on an idle GPU and pays its launch overhead (' + LAUNCH + '), although the same stream would have ordered the two anyway (003 §2.3, §8.4; 003 §9 Pass 2 rates this HIGH).',
   messages: {
     defaultSync:
       'CCCL helper `{{code}}` called with its default synchronize behaviour in the middle of a pipeline (`{{next}}` follows on the same stream); pass synchronize=False and sync once before the host read.',

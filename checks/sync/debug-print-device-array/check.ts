@@ -2,6 +2,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { calleePath, contains, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 // Logger methods whose level is normally enabled. `debug` is left out: with lazy `%s` arguments the
 // array is only formatted when debug logging is on (catalog: conservative default).
@@ -57,7 +58,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §8.1 Implicit Synchronization (row "print(cupy_array) in debug code"); 003 §2.4 (row "print() of a CuPy array"); 003 §9 Pass 2 bullet 2',
   summary: 'print(), logging or string formatting of a device array (hidden D2H copy and sync).',
-  why: 'Turning a CuPy array into text copies it to the host after every queued kernel has finished, so the GPU idles and the next launch pays its 3–5 µs launch overhead on an empty queue: a silent stall that 003 §8.1 rates HIGH.',
+  why: 'Turning a CuPy array into text copies it to the host after every queued kernel has finished, so the GPU idles and the next launch pays its launch overhead (' + LAUNCH + ') on an empty queue: a silent stall that 003 §8.1 rates HIGH.',
   messages: {
     print: '`{{code}}` prints the device array `{{value}}`: print() of a CuPy array forces a device→host copy and a full sync.',
     log: '`{{code}}` logs the device array `{{value}}`: formatting a CuPy array for the log forces a device→host copy and a full sync.',

@@ -2,6 +2,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 // Builtins that keep one item per element, so the length of their result is the array's first extent.
 // `set`, `dict`, `filter` and slicing change the count and are left alone.
@@ -44,7 +45,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §8.1 Implicit Synchronization (row "len(cupy_array) that requires .get()" → "Use .shape[0]")',
   summary: 'Length of a device array taken through a full host copy instead of .shape[0].',
-  why: 'The copy waits for every queued kernel and moves the whole array over PCIe only to count it, leaving the next launch to pay its 3–5 µs overhead on an idle GPU, while `.shape[0]` is host metadata that costs nothing (003 §8.1 HIGH, §8.4).',
+  why: 'The copy waits for every queued kernel and moves the whole array over PCIe only to count it, leaving the next launch to pay its launch overhead (' + LAUNCH + ') on an idle GPU, while `.shape[0]` is host metadata that costs nothing (003 §8.1 HIGH, §8.4).',
   messages: {
     len: 'Length taken through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',
     metadata: 'Shape read through a host copy in `{{code}}`; use `{{fix}}`, which is metadata and needs no sync.',

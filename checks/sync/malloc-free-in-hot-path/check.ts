@@ -6,6 +6,7 @@ import { allocatingTypes, constructionsOf } from '../../../src/analysis/raii.js'
 import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/analysis/streams.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { MALLOC_SHORT, MALLOC_VS_POOL } from '../../../src/config/costs.js';
 
 
 const JUDGMENT = 'Allocate from a pool instead: `cudaMallocAsync(&p, n, stream)` … `cudaFreeAsync(p, stream)` (stream-ordered; set the pool release threshold to UINT64_MAX so memory persists across syncs), or allocate once outside the loop and reuse the buffer.';
@@ -117,10 +118,10 @@ export default defineCheck({
   languages: ['cuda', 'python'],
   citation: '003 §8.1 Implicit Synchronization; 003 §2.4 (cudaMalloc/cudaFree device-wide sync); 003 §1.1 Pool Allocation vs Direct CUDA Allocation; 003 §9 Pass 2 bullet 4',
   summary: 'Raw cudaMalloc/cudaFree (or a buffer wrapper that calls them) in a loop or hot function.',
-  why: 'cudaMalloc/cudaFree synchronize the whole device and cost ~100–1,000 µs each, while a pool sub-allocation costs under 1 µs (~1,000× faster; 2–5× end-to-end in the RAPIDS benchmarks) (003 §1.1, §2.4).',
+  why: 'cudaMalloc/cudaFree synchronize the whole device and cost ' + MALLOC_VS_POOL + ' (the seed: ~100–1,000 µs against < 1 µs, ~1,000×; 2–5× end-to-end in the RAPIDS benchmarks) (003 §1.1, §2.4).',
   messages: {
-    raw: 'Raw `{{call}}` in a hot path: each call synchronizes the whole device and costs ~100–1000 µs; use the pool.',
-    wrapper: '`{{code}}` calls {{api}} (through {{owner}}) in a hot path: each call synchronizes the whole device and costs ~100–1000 µs; use the pool.',
+    raw: 'Raw `{{call}}` in a hot path: each call synchronizes the whole device and costs ' + MALLOC_SHORT + '; use the pool.',
+    wrapper: '`{{code}}` calls {{api}} (through {{owner}}) in a hot path: each call synchronizes the whole device and costs ' + MALLOC_SHORT + '; use the pool.',
   },
   fix: 'safe',
   supersedes: ['memory/raw-cuda-malloc'],

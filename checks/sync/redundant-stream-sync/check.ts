@@ -5,6 +5,7 @@ import { streamFacts, streamLabel, streamText, type SyncPoint } from '../../../s
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { REDUNDANT_SYNC } from '../../../src/config/costs.js';
 
 const ID = 'sync/redundant-stream-sync';
 
@@ -381,7 +382,7 @@ export default defineCheck({
   citation:
     '003 §2.3 Synchronization Pitfalls (over-synchronization); 003 §8.1 Implicit Synchronization; 003 §9 Pass 2 bullets 1 and 3; 004 §H1.9 Optimizing the Kernel ("remove any unnecessary cudaDeviceSynchronize()")',
   summary: 'Synchronization between two operations on the same stream, with no host read in between.',
-  why: 'The sync drains the whole queue, so the GPU idles while the host wakes up and issues the next launch at 3–5 µs of launch overhead, and the stream would have run the two operations in order anyway (003 §2.3, §8.1 HIGH, §8.4).',
+  why: 'The sync drains the whole queue, so the GPU idles while the host wakes up and issues the next launch (' + REDUNDANT_SYNC + '), and the stream would have run the two operations in order anyway (003 §2.3, §8.1 HIGH, §8.4).',
   messages: {
     redundant:
       'Synchronization `{{code}}` between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',

@@ -2,6 +2,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { commentsAround, contains, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { LAUNCH } from '../../../src/config/costs.js';
 
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|TRACE|PROFILE)\w*\b/;
 
@@ -29,7 +30,7 @@ export default defineCheck({
   languages: ['python'],
   citation: '003 §8.1 Implicit Synchronization (row "int(cupy_scalar) / float(cupy_scalar)"); 003 §2.4 (rows ".item()", "int()/float()"); 003 §9 Pass 2 bullet 2',
   summary: 'Device scalar turned into a Python value (int/float/bool/.item()/if/min/max) while GPU work still follows.',
-  why: 'The conversion blocks until every queued kernel has finished and copies the value back, so the GPU idles and the next launch pays its 3–5 µs launch overhead on an empty queue (003 §2.4, §8.1 HIGH, §8.4).',
+  why: 'The conversion blocks until every queued kernel has finished and copies the value back, so the GPU idles and the next launch pays its launch overhead (' + LAUNCH + ') on an empty queue (003 §2.4, §8.1 HIGH, §8.4).',
   messages: {
     convert:
       '`{{code}}` converts a device scalar to a Python value while GPU work follows (`{{next}}`): converting a device scalar to a Python number syncs the GPU; keep it on the device until the host truly needs it.',
