@@ -13,6 +13,7 @@ import { workerLanes } from './engine/pool.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
+import type { SyntaxNode } from './engine/types.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -238,6 +239,12 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
   const deadline = performance.now() + config.limits.fileTimeoutMs;
   for (const unit of units) {
     const built = buildSources(file.path, language, unit, Math.max(1, deadline - performance.now()));
+    // The analyses walk trees recursively; a generated expression thousands of levels deep (a
+    // Python concatenation of 2,000 string literals) would overflow the stack in most of them.
+    for (const s of built) {
+      const depth = nestingDepth(s.root, MAX_NESTING);
+      if (depth > MAX_NESTING) return { language, skipped: `syntax nested over ${MAX_NESTING} levels deep (${s.label}): generated code`, sources: [], findings: [], lines: [] };
+    }
     sources.push(...built);
     for (const s of built) {
       const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary || (c.vocabularyOptIn?.(config, s.language, full ?? hunkText) ?? false)));
@@ -258,6 +265,24 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
   return { language, sources, findings: out, lines };
+}
+
+/** Deepest nesting the analyses are given; real code stays far below it. */
+export const MAX_NESTING = 400;
+
+/** Depth of the tree (iterative: the tree being measured is the one too deep to recurse on); stops past `limit`. */
+export function nestingDepth(root: SyntaxNode, limit: number): number {
+  let max = 0;
+  const stack: Array<[SyntaxNode, number]> = [[root, 1]];
+  while (stack.length) {
+    const [n, d] = stack.pop()!;
+    if (d > max) {
+      max = d;
+      if (max > limit) return max;
+    }
+    for (const c of n.namedChildren) stack.push([c, d + 1]);
+  }
+  return max;
 }
 
 /** A post-change file from the wrong tree would put every anchor on the wrong line. */
