@@ -9,7 +9,7 @@ import { isSuppressed, scanSuppressions } from './engine/suppress.js';
 import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
-import { workerLanes } from './engine/pool.js';
+import { FileTimeout, isolatedRunner } from './engine/pool.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
@@ -86,6 +86,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
    * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
    * parallel. Results are merged in diff order, so the output does not depend on who ran what.
    */
+  const isolated = isolatedRunner(opts, scope, reviewDeadline);
   const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
     while (next < diff.files.length) {
       const i = next++;
@@ -96,17 +97,24 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
       const reason = skipReason(file, include, exclude, reviewDeadline, config);
       if (reason) {
         reports[i].skipped = reason;
+        if (reason.startsWith('review time budget')) reports[i].timedOut = true;
         continue;
       }
       try {
         const content = opts.readFile ? await opts.readFile(file.path) : null;
         done[i] = run ? await run(file, content) : reviewFileContent(file, content, config, checks, scope);
       } catch (e) {
-        done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+        if (e instanceof FileTimeout) {
+          const what = e.message === 'review' ? `review time budget (${config.limits.reviewTimeoutMs / 1000} s)` : `file time budget (${config.limits.fileTimeoutMs / 1000} s)`;
+          done[i] = { language: null, skipped: `${what} exceeded: analysis stopped`, timedOut: true, errors: [{ path: file.path, message: `${what} exceeded: analysis stopped, findings of this file unknown` }], findings: [], sources: [], parseCoverage: 1 };
+        } else {
+          done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+        }
       }
     }
   };
-  await Promise.all([lane(null), ...workerLanes(opts, diff, checks, scope, (f, c) => reviewFileContent(f, c, config, checks, scope)).map((run) => lane(run))]);
+  // Isolated: every file in a worker (the main thread only reads files and merges); else one lane here.
+  await Promise.all(isolated ? Array.from({ length: isolated.threads }, () => lane(isolated.run)) : [lane(null)]);
   for (let i = 0; i < diff.files.length; i++) {
     const d = done[i];
     if (!d) continue;
@@ -115,6 +123,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     report.language = d.language;
     if (d.skipped) {
       report.skipped = d.skipped;
+      if (d.timedOut) report.timedOut = true;
       continue;
     }
     report.sources = d.sources;
@@ -142,6 +151,8 @@ function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: 
 export interface FileDone {
   language: Language | null;
   skipped?: string;
+  /** Skipped because a time budget ran out (the check run must not say "no issues"). */
+  timedOut?: boolean;
   sources: FileReport['sources'];
   parseCoverage: number;
   lines?: Array<string | undefined>;
@@ -166,7 +177,7 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
   } catch (e) {
     if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
     const skipped = e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`;
-    return { language: null, skipped, sources: [], parseCoverage: 1, findings: [], errors };
+    return { language: null, skipped, ...(e instanceof ParseTimeout ? { timedOut: true } : {}), sources: [], parseCoverage: 1, findings: [], errors };
   }
 }
 

@@ -107,6 +107,7 @@ export const configSchema = z
         max_line_length: z.number().int().positive().max(LIMIT_MAXIMA.maxLineLength).optional().describe('Files with a longer line (minified or generated) are skipped. Default: 20000 (at most GPU_REVIEW_MAX_LINE_LENGTH).'),
         file_timeout_ms: z.number().int().positive().max(LIMIT_MAXIMA.fileTimeoutMs).optional().describe('Time limit for parsing and checking one file; past it the file\'s work is stopped and the file reported as timed out. Default: 20000 (at most GPU_REVIEW_FILE_TIMEOUT_MS).'),
         review_timeout_ms: z.number().int().positive().max(LIMIT_MAXIMA.reviewTimeoutMs).optional().describe('Time limit for a whole review; past it the remaining work is stopped and those files reported as timed out. Default: 600000 (at most GPU_REVIEW_REVIEW_TIMEOUT_MS).'),
+        on_timeout: z.enum(['neutral', 'failure']).optional().describe('GitHub App: check run conclusion when a file or the review ran out of time (never "success"). Default: neutral.'),
       })
       .strict()
       .optional()
@@ -134,7 +135,7 @@ export interface ResolvedConfig {
   luisa: { backends: string[] | null };
   skipDrafts: boolean;
   skipBotAuthors: boolean;
-  limits: Limits;
+  limits: Limits & { onTimeout: 'neutral' | 'failure' };
 }
 
 export class ConfigError extends Error {}
@@ -209,6 +210,7 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
       maxLineLength: Math.min(c.limits?.max_line_length ?? LIMIT_DEFAULTS.maxLineLength, ceilings.maxLineLength),
       fileTimeoutMs: Math.min(c.limits?.file_timeout_ms ?? LIMIT_DEFAULTS.fileTimeoutMs, ceilings.fileTimeoutMs),
       reviewTimeoutMs: Math.min(c.limits?.review_timeout_ms ?? LIMIT_DEFAULTS.reviewTimeoutMs, ceilings.reviewTimeoutMs),
+      onTimeout: c.limits?.on_timeout ?? 'neutral',
     },
   };
 }
