@@ -37,7 +37,15 @@ export function portableConfig(c: ResolvedConfig): PortableConfig {
   return { ...c, hotPathFunctions: c.hotPathFunctions.source, setupFunctions: c.setupFunctions.source };
 }
 
-const workerUrl = new URL('./review-worker.js', import.meta.url);
+const builtWorker = new URL('./review-worker.js', import.meta.url);
+/**
+ * The worker script: the compiled sibling, or (tests and benchmarks run from the TypeScript
+ * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/engine/review-worker.js.
+ */
+function workerUrlNow(): URL {
+  const env = process.env.GPU_REVIEW_WORKER_SCRIPT;
+  return env ? new URL(`file://${env.startsWith('/') ? '' : process.cwd() + '/'}${env}`) : builtWorker;
+}
 let pool: Piscina | null = null;
 let poolSize = 0;
 let running = 0;
@@ -51,15 +59,18 @@ export function poolThreads(opts: Pick<ReviewOptions, 'workers'>): number {
 }
 
 /** Compiled output only: under a TypeScript loader (tests) there is no worker script to start. */
-function workerScript(): boolean {
-  return workerUrl.protocol === 'file:' && existsSync(fileURLToPath(workerUrl));
+function workerScript(): URL | null {
+  const u = workerUrlNow();
+  return u.protocol === 'file:' && existsSync(fileURLToPath(u)) ? u : null;
 }
 
-function getPool(n: number): Piscina {
-  if (!pool || poolSize !== n) {
+let poolScript = '';
+function getPool(n: number, script: URL): Piscina {
+  if (!pool || poolSize !== n || poolScript !== script.href) {
+    poolScript = script.href;
     void pool?.destroy();
     // The analyses recurse over syntax trees; a larger stack keeps deep (but legal) code in reach.
-    pool = new Piscina({ filename: workerUrl.href, minThreads: 0, maxThreads: n, idleTimeout: 30_000, resourceLimits: { stackSizeMb: 8 } });
+    pool = new Piscina({ filename: script.href, minThreads: 0, maxThreads: n, idleTimeout: 30_000, resourceLimits: { stackSizeMb: 8 } });
     poolSize = n;
   }
   return pool;
@@ -102,11 +113,12 @@ export function isolatedRunner(
   reviewDeadline: number,
 ): { threads: number; run: (file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone> } | null {
   const n = poolThreads(opts);
-  if (n === 0 || !workerScript()) return null;
+  const script = n === 0 ? null : workerScript();
+  if (!script) return null;
   const ids = builtinIds(opts.checks);
   if (ids === false) return null;
   const config = portableConfig(opts.config);
-  const p = getPool(n);
+  const p = getPool(n, script);
   return {
     threads: n,
     run: async (file, content) => {
