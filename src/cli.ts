@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { readFile, realpath } from 'node:fs/promises';
+import { constants as fsConstants, existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { open, readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -53,16 +53,20 @@ async function loadConfig(path: string | undefined, repo: string | undefined): P
   const ids = CHECKS.map((c) => c.id);
   let raw: unknown = {};
   let file = path;
+  let inRepo = false;
   if (!file && repo) {
     const candidate = join(repo, '.github', 'gpu-review.yml');
-    if (existsSync(candidate)) file = candidate;
+    if (existsSync(candidate) || isSymlink(candidate)) {
+      file = candidate;
+      inRepo = true;
+    }
   }
   if (file) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
-    } catch {
-      throw new UsageError(`cannot read config file ${file}`);
+      text = await readConfigFile(file, inRepo ? repo : undefined);
+    } catch (e) {
+      throw new UsageError(`cannot read config file ${file}${e instanceof UsageError ? `: ${e.message}` : ''}`);
     }
     try {
       raw = YAML.parse(text) ?? {};
@@ -75,6 +79,48 @@ async function loadConfig(path: string | undefined, repo: string | undefined): P
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(`${file ?? 'config'}: ${e.message}`);
     throw e;
+  }
+}
+
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+function isSymlink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A config file is read only when it is a regular file (a FIFO would block the read for ever) of
+ * at most 1 MiB; the repository's own `.github/gpu-review.yml` must also be no symlink and lie inside
+ * the repository, so a checked-out tree cannot point the reader at another file of the machine.
+ */
+async function readConfigFile(file: string, repo: string | undefined): Promise<string> {
+  const st = repo ? lstatSync(file) : statSync(file);
+  if (repo) {
+    if (st.isSymbolicLink()) throw new UsageError('a symbolic link (the repository config must be a regular file)');
+    const rel = relative(await realpath(repo), await realpath(file));
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError('outside the repository');
+  }
+  if (!st.isFile()) throw new UsageError('not a regular file');
+  if (st.size > MAX_CONFIG_BYTES) throw new UsageError(`larger than ${MAX_CONFIG_BYTES} bytes`);
+  // Opened without blocking and checked again: the path may have been swapped for a FIFO meanwhile.
+  const fh = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (repo ? fsConstants.O_NOFOLLOW : 0));
+  try {
+    const st2 = await fh.stat();
+    if (!st2.isFile() || st2.size > MAX_CONFIG_BYTES) throw new UsageError('not a regular file of at most 1 MiB');
+    return await fh.readFile('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `--git` takes a revision range only: nothing git could read as an option (`--output=FILE`). */
+export function checkGitRange(range: string): void {
+  if (range === '' || range.split(/\.\.\.?/).some((side) => side.startsWith('-')) || /[\s\0]/.test(range)) {
+    throw new UsageError(`--git ${JSON.stringify(range)}: not a revision range (e.g. main...HEAD, HEAD~3..HEAD)`);
   }
 }
 
@@ -99,7 +145,7 @@ function dirReader(root: string): FileReader {
 function gitReader(repo: string, rev: string): FileReader {
   return async (p) => {
     try {
-      const { stdout } = await exec('git', ['show', `${rev}:${p}`], { cwd: repo, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+      const { stdout } = await exec('git', ['show', '--end-of-options', `${rev}:${p}`], { cwd: repo, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
       return stdout as Buffer;
     } catch {
       return null;
@@ -124,9 +170,10 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
   if (repo && !(existsSync(repo) && statSync(repo).isDirectory())) throw new UsageError(`--repo ${flags.repo}: no such directory`);
   if (flags.git !== undefined) {
     if (diffArg) throw new UsageError('give either a DIFF file or --git RANGE, not both');
+    checkGitRange(flags.git);
     const cwd = repo ?? process.cwd();
     try {
-      const { stdout } = await exec('git', ['diff', '--no-color', '--no-ext-diff', flags.git], { cwd, maxBuffer: MAX_DIFF_BYTES, encoding: 'buffer' });
+      const { stdout } = await exec('git', ['diff', '--no-color', '--no-ext-diff', '--end-of-options', flags.git, '--'], { cwd, maxBuffer: MAX_DIFF_BYTES, encoding: 'buffer' });
       diffText = decodeDiff(stdout as Buffer);
     } catch (e) {
       const msg = String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim().split('\n')[0];

@@ -9,10 +9,11 @@ import { isSuppressed, scanSuppressions } from './engine/suppress.js';
 import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
-import { workerLanes } from './engine/pool.js';
+import { FileTimeout, isolatedRunner } from './engine/pool.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
+import type { SyntaxNode } from './engine/types.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -85,6 +86,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
    * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
    * parallel. Results are merged in diff order, so the output does not depend on who ran what.
    */
+  const isolated = isolatedRunner(opts, scope, reviewDeadline);
   const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
     while (next < diff.files.length) {
       const i = next++;
@@ -95,17 +97,24 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
       const reason = skipReason(file, include, exclude, reviewDeadline, config);
       if (reason) {
         reports[i].skipped = reason;
+        if (reason.startsWith('review time budget')) reports[i].timedOut = true;
         continue;
       }
       try {
         const content = opts.readFile ? await opts.readFile(file.path) : null;
         done[i] = run ? await run(file, content) : reviewFileContent(file, content, config, checks, scope);
       } catch (e) {
-        done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+        if (e instanceof FileTimeout) {
+          const what = e.message === 'review' ? `review time budget (${config.limits.reviewTimeoutMs / 1000} s)` : `file time budget (${config.limits.fileTimeoutMs / 1000} s)`;
+          done[i] = { language: null, skipped: `${what} exceeded: analysis stopped`, timedOut: true, errors: [{ path: file.path, message: `${what} exceeded: analysis stopped, findings of this file unknown` }], findings: [], sources: [], parseCoverage: 1 };
+        } else {
+          done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+        }
       }
     }
   };
-  await Promise.all([lane(null), ...workerLanes(opts, diff, checks, scope, (f, c) => reviewFileContent(f, c, config, checks, scope)).map((run) => lane(run))]);
+  // Isolated: every file in a worker (the main thread only reads files and merges); else one lane here.
+  await Promise.all(isolated ? Array.from({ length: isolated.threads }, () => lane(isolated.run)) : [lane(null)]);
   for (let i = 0; i < diff.files.length; i++) {
     const d = done[i];
     if (!d) continue;
@@ -114,6 +123,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     report.language = d.language;
     if (d.skipped) {
       report.skipped = d.skipped;
+      if (d.timedOut) report.timedOut = true;
       continue;
     }
     report.sources = d.sources;
@@ -141,6 +151,8 @@ function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: 
 export interface FileDone {
   language: Language | null;
   skipped?: string;
+  /** Skipped because a time budget ran out (the check run must not say "no issues"). */
+  timedOut?: boolean;
   sources: FileReport['sources'];
   parseCoverage: number;
   lines?: Array<string | undefined>;
@@ -165,7 +177,7 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
   } catch (e) {
     if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
     const skipped = e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`;
-    return { language: null, skipped, sources: [], parseCoverage: 1, findings: [], errors };
+    return { language: null, skipped, ...(e instanceof ParseTimeout ? { timedOut: true } : {}), sources: [], parseCoverage: 1, findings: [], errors };
   }
 }
 
@@ -238,6 +250,12 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
   const deadline = performance.now() + config.limits.fileTimeoutMs;
   for (const unit of units) {
     const built = buildSources(file.path, language, unit, Math.max(1, deadline - performance.now()));
+    // The analyses walk trees recursively; a generated expression thousands of levels deep (a
+    // Python concatenation of 2,000 string literals) would overflow the stack in most of them.
+    for (const s of built) {
+      const depth = nestingDepth(s.root, MAX_NESTING);
+      if (depth > MAX_NESTING) return { language, skipped: `syntax nested over ${MAX_NESTING} levels deep (${s.label}): generated code`, sources: [], findings: [], lines: [] };
+    }
     sources.push(...built);
     for (const s of built) {
       const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary || (c.vocabularyOptIn?.(config, s.language, full ?? hunkText) ?? false)));
@@ -258,6 +276,24 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
   return { language, sources, findings: out, lines };
+}
+
+/** Deepest nesting the analyses are given; real code stays far below it. */
+export const MAX_NESTING = 400;
+
+/** Depth of the tree (iterative: the tree being measured is the one too deep to recurse on); stops past `limit`. */
+export function nestingDepth(root: SyntaxNode, limit: number): number {
+  let max = 0;
+  const stack: Array<[SyntaxNode, number]> = [[root, 1]];
+  while (stack.length) {
+    const [n, d] = stack.pop()!;
+    if (d > max) {
+      max = d;
+      if (max > limit) return max;
+    }
+    for (const c of n.namedChildren) stack.push([c, d + 1]);
+  }
+  return max;
 }
 
 /** A post-change file from the wrong tree would put every anchor on the wrong line. */

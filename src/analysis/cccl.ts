@@ -4,6 +4,7 @@ import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
 import { memoized } from './python.js';
 import { calleePath, matchesVocab, pyArgs, unparen } from './syntax.js';
+import { escapeRe as esc } from '../engine/regex.js';
 
 /**
  * CCCL reduction determinism (003 §11, CCCL 3.1+): where a file asks for a determinism level, and
@@ -120,12 +121,12 @@ function deviceLoopOf(sel: SyntaxNode, py: boolean): SyntaxNode | null {
     if (py && p.type === 'for_statement') {
       const left = p.childForFieldName('left');
       const names = left ? left.descendantsOfType('identifier').map((i) => i.text) : [];
-      if (names.some((n) => new RegExp(`\\b${n}\\b`).test(argText))) return p;
+      if (names.some((n) => new RegExp(`\\b${esc(n)}\\b`).test(argText))) return p;
     }
     if (!py && p.type === 'for_statement') {
       const init = p.childForFieldName('initializer');
       const names = init ? init.descendantsOfType('identifier').map((i) => i.text) : [];
-      if (names.some((n) => new RegExp(`\\b${n}\\b`).test(argText))) return p;
+      if (names.some((n) => new RegExp(`\\b${esc(n)}\\b`).test(argText))) return p;
     }
     p = p.parent;
   }

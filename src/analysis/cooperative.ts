@@ -1,4 +1,5 @@
 import type { SyntaxNode } from '../engine/types.js';
+import { escapeRe as esc } from '../engine/regex.js';
 
 /**
  * Cooperative-groups grid barriers (003 §3.3): a grid-wide sync is only valid under a cooperative
@@ -17,7 +18,7 @@ export function gridSyncIn(body: SyntaxNode | null): string | null {
   const decl = new RegExp(`\\b(?:auto|${CG}grid_group)\\s+(\\w+)\\s*=\\s*${CG}this_grid\\s*\\(\\s*\\)`, 'g');
   for (const m of t.matchAll(decl)) {
     const g = m[1];
-    const use = new RegExp(`\\b${g}\\s*\\.\\s*sync\\s*\\(\\s*\\)|\\b${CG}sync\\s*\\(\\s*${g}\\s*\\)`).exec(t);
+    const use = new RegExp(`\\b${esc(g)}\\s*\\.\\s*sync\\s*\\(\\s*\\)|\\b${CG}sync\\s*\\(\\s*${esc(g)}\\s*\\)`).exec(t);
     if (use) return use[0].replace(/\s+/g, '');
   }
   return null;

@@ -7,6 +7,7 @@ import { hostFunctionOf } from './flow.js';
 import { memoized } from './python.js';
 import { calleePath, contains, lastName, unparen } from './syntax.js';
 import { inDeviceLambda, thrustModel } from './thrust.js';
+import { escapeRe as esc } from '../engine/regex.js';
 
 /**
  * Device values read back by CUDA C++ host code (CUDA runtime, libtorch extensions, Thrust, RMM):
@@ -165,7 +166,7 @@ export function workAfter(d: CppD2H, r: Readback, loop: SyntaxNode | null): Synt
 /** Does a later use of `value` size an allocation or a launch, or steer host control flow? */
 export function valueDrives(d: CppD2H, r: Readback, launches: SyntaxNode[]): 'alloc' | 'launch' | 'control' | null {
   if (!r.value || !/^\w+$/.test(r.value)) return null;
-  const re = new RegExp(`\\b${r.value}\\b`);
+  const re = new RegExp(`\\b${esc(r.value)}\\b`);
   for (const id of r.fn.descendantsOfType('identifier')) {
     if (id.text !== r.value || id.startIndex <= r.node.endIndex) continue;
     for (let p: SyntaxNode | null = id.parent; p && p.id !== r.fn.id; p = p.parent) {

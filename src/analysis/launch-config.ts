@@ -5,6 +5,7 @@ import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel } from './cuda.js';
 import { pythonLaunches } from './pylaunch.js';
 import { memoized, pythonModel } from './python.js';
+import { escapeRe as esc } from '../engine/regex.js';
 
 /**
  * Launch configurations of one source in one shape for CUDA host code, device-side launches in
@@ -88,7 +89,7 @@ export function hasGridStrideLoop(fn: CudaFunction): boolean {
   if (LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => STRIDE.test(l.text)))) return true;
   // `const int stride = gridDim.x * blockDim.x; for (...; i += stride)` (catalog: "or a variable assigned from that product").
   const vars = body.descendantsOfType('init_declarator').filter((d) => STRIDE.test(d.childForFieldName('value')?.text ?? '')).map((d) => d.childForFieldName('declarator')?.text ?? '');
-  return vars.some((v) => v && LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => new RegExp(`[+]=\\s*${v}\\b|=\\s*\\w+\\s*\\+\\s*${v}\\b`).test(l.text))));
+  return vars.some((v) => v && LOOP_TYPES.some((t) => body.descendantsOfType(t).some((l) => new RegExp(`[+]=\\s*${esc(v)}\\b|=\\s*\\w+\\s*\\+\\s*${esc(v)}\\b`).test(l.text))));
 }
 
 /** `(n + bs - 1) / bs`, `(n + 255) / 256`, `(n + 255) // 256`, `ceil_div(n, bs)`, `cdiv(n, bs)`, `-(-n // bs)`: one block per `bs` elements. */

@@ -1,6 +1,7 @@
 import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
 import { lastName } from './syntax.js';
+import { alternation } from '../engine/regex.js';
 
 /**
  * Text-first lookups for rules that care about a few API names: a regex over the source finds where
@@ -18,7 +19,7 @@ export function vocabNames(entries: readonly string[]): string[] {
 function regexFor(entries: readonly string[]): RegExp | null {
   if (cache.has(entries)) return cache.get(entries)!;
   const names = vocabNames(entries);
-  const re = names.length ? new RegExp(`\\b(?:${names.join('|')})\\b`, 'g') : null;
+  const re = names.length ? new RegExp(`\\b(?:${alternation(names)})\\b`, 'g') : null;
   cache.set(entries, re);
   return re;
 }

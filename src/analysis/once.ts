@@ -1,3 +1,4 @@
+import type { NamePattern } from '../engine/regex.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { SyntaxNode } from '../engine/types.js';
 import type { ApiCall, CudaModel } from './cuda.js';
@@ -268,7 +269,7 @@ function storedPerIteration(loop: SyntaxNode, name: string): boolean {
  * and no pool avoids them; churn (a buffer allocated and freed again on each pass) is excluded by
  * requiring no counterpart call on the same buffer anywhere in the loop nest.
  */
-function perElement(m: CudaModel, c: ApiCall, counterparts: ApiCall[], isFree: boolean, hotNames: RegExp): boolean {
+function perElement(m: CudaModel, c: ApiCall, counterparts: ApiCall[], isFree: boolean, hotNames: NamePattern): boolean {
   const loops = m.loopsOf(c.node);
   const fn = m.functionOf(c.node);
   if (!loops.length || !fn || hotNames.test(fn.name)) return false;

@@ -6,6 +6,7 @@ import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel, type Launch } from './cuda.js';
 import { memoized } from './python.js';
 import { calleePath, lastName, oneLine } from './syntax.js';
+import { alternation } from '../engine/regex.js';
 
 /**
  * Shared-memory facts of a CUDA source (a .cu file or a kernel string): every `__shared__`
@@ -382,7 +383,7 @@ function build(source: Source, config: ResolvedConfig): SmemFacts {
     const names = [...model.kernels.keys()].filter((k) => /^\w+$/.test(k));
     if (!names.length) return;
     // `x = ... kernel` initializers, located from the text: walking every initializer of a large file is slow.
-    const re = new RegExp(`=[^;=]*?\\b(?:${names.join('|')})\\b`, 'g');
+    const re = new RegExp(`=[^;=]*?\\b(?:${alternation(names)})\\b`, 'g');
     for (const hit of source.text.matchAll(re)) {
       let init: SyntaxNode | null = root.descendantForIndex(hit.index);
       while (init && init.type !== 'init_declarator' && init.type !== 'declaration' && init.type !== 'function_definition') init = init.parent;

@@ -1,4 +1,5 @@
 import type { SyntaxNode } from '../engine/types.js';
+import { escapeRe } from '../engine/regex.js';
 
 /**
  * Dotted path of a callee: `cp.cuda.runtime.malloc`, `cp.cuda.Device.synchronize` for
@@ -199,8 +200,7 @@ export function commentsAround(stmt: SyntaxNode): string[] {
  */
 export function usesVocabulary(text: string, entries: readonly string[]): boolean {
   return entries.some((e) => {
-    const esc = e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return new RegExp(`(^|[^\\w])${esc}\\b`).test(text);
+    return new RegExp(`(^|[^\\w])${escapeRe(e)}\\b`).test(text);
   });
 }
 

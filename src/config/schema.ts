@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { namePattern, type NamePattern } from '../engine/regex.js';
 import { SEVERITIES, type Severity } from '../engine/types.js';
 import { ARCH_LIMITS, customGpu, DEFAULT_TARGETS, GPU_TABLE, KNOWN_CCS, knownGpuNames, lookupGpu, type CustomGpuInput, type GpuSpec } from './gpus.js';
 import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_SETUP_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
@@ -40,6 +41,32 @@ const customGpuSchema = z
     const optin = g.smem_per_block_optin_kb ?? Math.min(arch.smemPerBlockOptinKb, perSm);
     if (optin > perSm) ctx.addIssue({ code: 'custom', path: ['smem_per_block_optin_kb'], message: `${optin} KB is more than the ${perSm} KB per SM` });
   });
+type Limits = { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number; reviewTimeoutMs: number };
+const LIMIT_DEFAULTS: Limits = { maxFileBytes: 2_000_000, maxLineLength: 20_000, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000 };
+/** Absolute bounds of `limits` (a config past them is invalid): 50 MB, 1 MB lines, 10 min per file, 1 h per review. */
+export const LIMIT_MAXIMA: Limits = { maxFileBytes: 50_000_000, maxLineLength: 1_000_000, fileTimeoutMs: 600_000, reviewTimeoutMs: 3_600_000 };
+const LIMIT_ENV: Record<keyof Limits, string> = {
+  maxFileBytes: 'GPU_REVIEW_MAX_FILE_BYTES',
+  maxLineLength: 'GPU_REVIEW_MAX_LINE_LENGTH',
+  fileTimeoutMs: 'GPU_REVIEW_FILE_TIMEOUT_MS',
+  reviewTimeoutMs: 'GPU_REVIEW_REVIEW_TIMEOUT_MS',
+};
+
+/**
+ * The operator's ceilings (environment variables): a repository's config may lower a limit, never
+ * raise it past these; defaults above a ceiling come down to it. Unset: the absolute maxima.
+ */
+export function limitCeilings(env: NodeJS.ProcessEnv = process.env): Limits {
+  const out = { ...LIMIT_MAXIMA };
+  for (const k of Object.keys(LIMIT_ENV) as Array<keyof Limits>) {
+    const raw = env[LIMIT_ENV[k]];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0 || n > LIMIT_MAXIMA[k]) throw new ConfigError(`${LIMIT_ENV[k]} is invalid: a whole number from 1 to ${LIMIT_MAXIMA[k]}`);
+    out[k] = n;
+  }
+  return out;
+}
 const failOn = z.enum([...SEVERITIES, 'none'] as const);
 
 const vocabularyShape = Object.fromEntries(
@@ -115,10 +142,11 @@ export const configSchema = z
     skip_bot_authors: z.boolean().optional().describe('GitHub App: skip pull requests opened by bots. Default: true.'),
     limits: z
       .object({
-        max_file_bytes: z.number().int().positive().optional().describe('Files larger than this are skipped. Default: 2000000.'),
-        max_line_length: z.number().int().positive().optional().describe('Files with a longer line (minified or generated) are skipped. Default: 20000.'),
-        file_timeout_ms: z.number().int().positive().optional().describe('Time limit for parsing and checking one file; checks still pending when it runs out are skipped, with an error entry. Default: 20000.'),
-        review_timeout_ms: z.number().int().positive().optional().describe('Time limit for a whole review; files not reached in time are skipped with the reason. Default: 600000.'),
+        max_file_bytes: z.number().int().positive().max(LIMIT_MAXIMA.maxFileBytes).optional().describe('Files larger than this are skipped. Default: 2000000 (at most the server\'s GPU_REVIEW_MAX_FILE_BYTES).'),
+        max_line_length: z.number().int().positive().max(LIMIT_MAXIMA.maxLineLength).optional().describe('Files with a longer line (minified or generated) are skipped. Default: 20000 (at most GPU_REVIEW_MAX_LINE_LENGTH).'),
+        file_timeout_ms: z.number().int().positive().max(LIMIT_MAXIMA.fileTimeoutMs).optional().describe('Time limit for parsing and checking one file; past it the file\'s work is stopped and the file reported as timed out. Default: 20000 (at most GPU_REVIEW_FILE_TIMEOUT_MS).'),
+        review_timeout_ms: z.number().int().positive().max(LIMIT_MAXIMA.reviewTimeoutMs).optional().describe('Time limit for a whole review; past it the remaining work is stopped and those files reported as timed out. Default: 600000 (at most GPU_REVIEW_REVIEW_TIMEOUT_MS).'),
+        on_timeout: z.enum(['neutral', 'failure']).optional().describe('GitHub App: check run conclusion when a file or the review ran out of time (never "success"). Default: neutral.'),
       })
       .strict()
       .optional()
@@ -137,8 +165,8 @@ export interface ResolvedConfig {
   exclude: string[];
   targets: GpuSpec[];
   vocab: Vocabularies;
-  hotPathFunctions: RegExp;
-  setupFunctions: RegExp;
+  hotPathFunctions: NamePattern;
+  setupFunctions: NamePattern;
   inlineCommentCap: number;
   enablePreview: boolean;
   precision: { requireComputeT: boolean };
@@ -146,10 +174,20 @@ export interface ResolvedConfig {
   luisa: { backends: string[] | null };
   skipDrafts: boolean;
   skipBotAuthors: boolean;
-  limits: { maxFileBytes: number; maxLineLength: number; fileTimeoutMs: number; reviewTimeoutMs: number };
+  limits: Limits & { onTimeout: 'neutral' | 'failure' };
 }
 
 export class ConfigError extends Error {}
+
+/** A config regex runs on RE2 (linear time), so `^(a+)+$` cannot stall a review; RE2 has no lookaround or backreferences. */
+function configPattern(key: string, source: string): NamePattern {
+  try {
+    return namePattern(source);
+  } catch (e) {
+    const why = (e as Error).message.replace(/\s+/g, ' ').slice(0, 160);
+    throw new ConfigError(`invalid config: "${key}" is not a valid RE2 regular expression (${why}; lookaround and backreferences are not supported)`);
+  }
+}
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
@@ -203,6 +241,7 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     throw new ConfigError(`invalid config: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
   const c = parsed.data;
+  const ceilings = limitCeilings();
   const known = new Set(knownRules);
   for (const id of Object.keys(c.rules ?? {})) {
     if (!known.has(id)) throw new ConfigError(`invalid config: unknown rule id "${id}" in "rules"`);
@@ -214,18 +253,8 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     if (!gpu) throw new ConfigError(`invalid config: unknown GPU "${name}" in "targets" (known: ${knownGpuNames(table)})`);
     targets.push(gpu);
   }
-  let hot: RegExp;
-  try {
-    hot = new RegExp(c.hot_path_functions ?? DEFAULT_HOT_PATH_FUNCTIONS);
-  } catch {
-    throw new ConfigError(`invalid config: "hot_path_functions" is not a valid regular expression`);
-  }
-  let setup: RegExp;
-  try {
-    setup = new RegExp(c.setup_functions ?? DEFAULT_SETUP_FUNCTIONS);
-  } catch {
-    throw new ConfigError(`invalid config: "setup_functions" is not a valid regular expression`);
-  }
+  const hot = configPattern('hot_path_functions', c.hot_path_functions ?? DEFAULT_HOT_PATH_FUNCTIONS);
+  const setup = configPattern('setup_functions', c.setup_functions ?? DEFAULT_SETUP_FUNCTIONS);
   const vocab = Object.fromEntries(
     Object.entries(DEFAULT_VOCABULARIES).map(([k, v]) => [k, [...v, ...((c.vocabularies as Record<string, string[] | undefined> | undefined)?.[k] ?? [])]]),
   ) as Vocabularies;
@@ -249,10 +278,11 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     skipDrafts: c.skip_drafts ?? true,
     skipBotAuthors: c.skip_bot_authors ?? true,
     limits: {
-      maxFileBytes: c.limits?.max_file_bytes ?? 2_000_000,
-      maxLineLength: c.limits?.max_line_length ?? 20_000,
-      fileTimeoutMs: c.limits?.file_timeout_ms ?? 20_000,
-      reviewTimeoutMs: c.limits?.review_timeout_ms ?? 600_000,
+      maxFileBytes: Math.min(c.limits?.max_file_bytes ?? LIMIT_DEFAULTS.maxFileBytes, ceilings.maxFileBytes),
+      maxLineLength: Math.min(c.limits?.max_line_length ?? LIMIT_DEFAULTS.maxLineLength, ceilings.maxLineLength),
+      fileTimeoutMs: Math.min(c.limits?.file_timeout_ms ?? LIMIT_DEFAULTS.fileTimeoutMs, ceilings.fileTimeoutMs),
+      reviewTimeoutMs: Math.min(c.limits?.review_timeout_ms ?? LIMIT_DEFAULTS.reviewTimeoutMs, ceilings.reviewTimeoutMs),
+      onTimeout: c.limits?.on_timeout ?? 'neutral',
     },
   };
 }

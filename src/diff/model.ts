@@ -48,6 +48,8 @@ const DEV_NULL = '/dev/null';
 interface GitHeaderFacts {
   binary: boolean;
   modeChange: boolean;
+  /** Index into the sections that parse-diff could not read. */
+  broken?: number;
 }
 
 /**
@@ -85,15 +87,44 @@ function scanGitHeaders(text: string): GitHeaderFacts[] {
  */
 function splitSections(text: string): string[] {
   const out: string[] = [];
-  const re = /^diff /gm;
+  const lines = text.split('\n');
+  let offset = 0;
   let last = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text))) {
-    if (m.index > last) out.push(text.slice(last, m.index));
-    last = m.index;
+  let hasFileHeader = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    let cut = false;
+    if (line.startsWith('diff ')) {
+      cut = true;
+      hasFileHeader = false;
+    } else if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ') && lines[i + 2]?.startsWith('@@ ')) {
+      // Without `diff --git` lines, a `---`/`+++`/`@@` triple starts the next file: a hunk body line
+      // never starts with "@@", so only a file header is followed by one two lines down.
+      if (hasFileHeader) cut = true;
+      hasFileHeader = true;
+    }
+    if (cut && offset > last) {
+      out.push(text.slice(last, offset));
+      last = offset;
+    }
+    offset += line.length + 1;
   }
   out.push(text.slice(last));
-  return out;
+  return out.filter((x) => x !== '');
+}
+
+/** The paths a section names (for reporting a section that cannot be parsed). */
+function sectionPath(section: string): string {
+  const plus = /^\+\+\+ (?:b\/)?(.+)$/m.exec(section)?.[1];
+  if (plus && plus !== DEV_NULL) return plus.replace(/\t.*$/, '');
+  const minus = /^--- (?:a\/)?(.+)$/m.exec(section)?.[1];
+  if (minus && minus !== DEV_NULL) return minus.replace(/\t.*$/, '');
+  return /^diff --git a\/(\S+)/m.exec(section)?.[1] ?? '(unnamed file)';
+}
+
+/** `\ No newline at end of file` right after a hunk header refers to no line; parse-diff throws on it. */
+function dropOrphanNoNewline(section: string): string {
+  return section.replace(/^(@@ [^\n]*\n)(?:\\[^\n]*\n)+/gm, '$1');
 }
 
 function stripCR(s: string): [string, boolean] {
@@ -111,10 +142,21 @@ export function parseUnifiedDiff(input: string): DiffModel {
   if (input.trim() === '') return { files: [] };
   // Each section's git header facts go with the first file parse-diff yields for that section.
   const parsed: Array<{ f: parseDiff.File; facts?: GitHeaderFacts }> = [];
-  for (const section of splitSections(input)) {
+  // Old Mac line endings: a diff with CRs and no LF is one line to every parser; read it as lines.
+  if (!input.includes('\n') && input.includes('\r')) input = input.replace(/\r/g, '\n');
+  const broken: DiffFile[] = [];
+  for (const raw of splitSections(input)) {
+    const section = dropOrphanNoNewline(raw);
     const facts = section.startsWith('diff --git ') ? scanGitHeaders(section)[0] : undefined;
     // Without its final newline, so the empty string after it is not taken for a line of a hunk.
-    parseDiff(section.endsWith('\n') ? section.slice(0, -1) : section).forEach((f, i) => parsed.push({ f, facts: i === 0 ? facts : undefined }));
+    try {
+      parseDiff(section.endsWith('\n') ? section.slice(0, -1) : section).forEach((f, i) => parsed.push({ f, facts: i === 0 ? facts : undefined }));
+    } catch (e) {
+      // One unreadable section costs only its own file: it is reported, the others are reviewed.
+      const path = sectionPath(section);
+      broken.push({ path, oldPath: path, newPath: path, status: 'modified', binary: false, modeOnly: false, hunks: [], added: new Set(), commentable: new Set(), problem: `unreadable diff section (${String((e as Error).message ?? e).slice(0, 120)})`, crlf: false });
+      parsed.push({ f: { chunks: [], deletions: 0, additions: 0, from: path, to: path } as parseDiff.File, facts: { binary: false, modeChange: false, broken: broken.length - 1 } as GitHeaderFacts });
+    }
   }
   const looksLikeDiff = /^(diff --git |--- |\+\+\+ |@@ )/m.test(input);
   // A stray "--- " or "+++ " line (a YAML document start, a Markdown rule) does not make a diff:
@@ -125,6 +167,10 @@ export function parseUnifiedDiff(input: string): DiffModel {
   }
   const files: DiffFile[] = [];
   parsed.forEach(({ f, facts: gitFacts }) => {
+    if (gitFacts?.broken !== undefined) {
+      files.push(broken[gitFacts.broken]!);
+      return;
+    }
     // Outside git, `diff -N` marks the absent side of an added or deleted file by an empty range
     // ("@@ -0,0 +1,3 @@", and the epoch as its time stamp), not by /dev/null.
     const only = gitFacts === undefined && f.chunks.length === 1 ? f.chunks[0] : undefined;

@@ -1,128 +1,145 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import type { ResolvedConfig } from '../config/schema.js';
-import type { DiffFile, DiffModel } from '../diff/model.js';
+import type { DiffFile } from '../diff/model.js';
 import type { FileDone, ReviewOptions, Scope } from '../pipeline.js';
 import type { CheckDef } from './check.js';
+import { CHECKS } from './registry.generated.js';
 
 /**
- * Worker threads for large reviews: files are independent (each is parsed and checked on its own),
- * so other cores take files while the main thread takes files too. The pool is made on first use
- * and kept (its threads are unref'd: they never keep the process alive); a review uses it only when
- * it has enough work to pay for the hand-over, and only with the built-in checks (check objects
- * hold functions and cannot be sent). Results are merged in diff order by review(), so findings do
- * not depend on which thread analysed a file.
+ * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
+ * /healthz answer while a review runs and a file's budget is preemptive: a file still running
+ * at its deadline (`limits.file_timeout_ms`, or what is left of `limits.review_timeout_ms`) has its
+ * worker terminated (piscina aborts the task and replaces the thread), and the file is reported as
+ * timed out. One pool per process, shared by all reviews; at most as many files run as there are
+ * threads, so a file's clock starts when it starts, not while it waits.
  *
- * Threads: GPU_REVIEW_WORKERS=N (0 = none), else ReviewOptions.workers, else one fewer than the
- * available cores, at most 3.
+ * Threads: GPU_REVIEW_WORKERS=N (0 = no pool: files run on the main thread with the soft budgets
+ * only), else ReviewOptions.workers, else one fewer than the cores, at least 1, at most 4.
+ * Only the built-in checks can be sent to a worker (check objects hold functions); a review with
+ * other checks runs on the main thread.
  */
 
-/** Below this many added lines in reviewable files the review stays on the main thread. */
-const MIN_LINES = 4000;
-const MIN_FILES = 4;
-/** Files handed to one worker at a time, so it does not wait for the busy main thread between files. */
-const DEPTH = 2;
-
-interface Job {
-  resolve: (d: FileDone) => void;
-  reject: (e: Error) => void;
-}
-interface PoolWorker {
-  worker: Worker;
-  jobs: Map<number, Job>;
-  configs: WeakSet<object>;
-  dead: boolean;
+export interface WorkerTask {
+  config: PortableConfig;
+  checkIds: string[] | null;
+  scope: Scope;
+  file: DiffFile;
+  content: string | Uint8Array | null;
 }
 
-const workerUrl = new URL('./review-worker.js', import.meta.url);
-let pool: PoolWorker[] = [];
-let nextJob = 0;
-const configIds = new WeakMap<object, number>();
-let nextConfig = 0;
+/** ResolvedConfig with its two name patterns as sources (functions cannot be posted). */
+export type PortableConfig = Omit<ResolvedConfig, 'hotPathFunctions' | 'setupFunctions'> & { hotPathFunctions: string; setupFunctions: string };
 
-function wanted(opts: ReviewOptions): number {
+export function portableConfig(c: ResolvedConfig): PortableConfig {
+  return { ...c, hotPathFunctions: c.hotPathFunctions.source, setupFunctions: c.setupFunctions.source };
+}
+
+const builtWorker = new URL('./review-worker.js', import.meta.url);
+/**
+ * The worker script: the compiled sibling, or (tests and benchmarks run from the TypeScript
+ * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/engine/review-worker.js.
+ */
+function workerUrlNow(): URL {
+  const env = process.env.GPU_REVIEW_WORKER_SCRIPT;
+  return env ? new URL(`file://${env.startsWith('/') ? '' : process.cwd() + '/'}${env}`) : builtWorker;
+}
+let pool: Piscina | null = null;
+let poolSize = 0;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+export function poolThreads(opts: Pick<ReviewOptions, 'workers'>): number {
   const env = process.env.GPU_REVIEW_WORKERS;
   if (env !== undefined && env !== '') return Math.max(0, Math.floor(Number(env)) || 0);
   if (opts.workers !== undefined) return Math.max(0, opts.workers);
-  return Math.max(0, Math.min(3, os.availableParallelism() - 1));
+  return Math.max(1, Math.min(4, os.availableParallelism() - 1));
 }
 
-function spawn(): PoolWorker {
-  const worker = new Worker(workerUrl);
-  const pw: PoolWorker = { worker, jobs: new Map(), configs: new WeakSet(), dead: false };
-  worker.on('message', (m: { id: number; done?: FileDone; error?: string }) => {
-    const job = pw.jobs.get(m.id);
-    if (!job) return;
-    pw.jobs.delete(m.id);
-    if (!pw.jobs.size) worker.unref();
-    if (m.done) job.resolve(m.done);
-    else job.reject(new Error(m.error ?? 'worker failed'));
-  });
-  const fail = (e: Error) => {
-    pw.dead = true;
-    pool = pool.filter((p) => p !== pw);
-    for (const job of pw.jobs.values()) job.reject(e);
-    pw.jobs.clear();
-  };
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`review worker exited with code ${code}`)));
-  // Referenced only while it has jobs (send), so an idle pool never keeps the process alive. After the
-  // listeners: adding a 'message' listener refs the worker's port again.
-  worker.unref();
-  return pw;
+/** Compiled output only: under a TypeScript loader (tests) there is no worker script to start. */
+function workerScript(): URL | null {
+  const u = workerUrlNow();
+  return u.protocol === 'file:' && existsSync(fileURLToPath(u)) ? u : null;
 }
 
-function send(pw: PoolWorker, config: ResolvedConfig, scope: Scope, file: DiffFile, content: string | Uint8Array | null): Promise<FileDone> {
-  let cid = configIds.get(config);
-  if (cid === undefined) configIds.set(config, (cid = ++nextConfig));
-  // The config goes over once per worker; later jobs name it by id, so caches keyed by the config
-  // object (compiled vocabularies) keep working in the worker.
-  const withConfig = !pw.configs.has(config);
-  pw.configs.add(config);
-  const id = ++nextJob;
-  return new Promise<FileDone>((resolve, reject) => {
-    if (!pw.jobs.size) pw.worker.ref();
-    pw.jobs.set(id, { resolve, reject });
-    pw.worker.postMessage({ id, cid, config: withConfig ? config : undefined, scope, file, content });
-  });
+let poolScript = '';
+function getPool(n: number, script: URL): Piscina {
+  if (!pool || poolSize !== n || poolScript !== script.href) {
+    poolScript = script.href;
+    void pool?.destroy();
+    // The analyses recurse over syntax trees; a larger stack keeps deep (but legal) code in reach.
+    pool = new Piscina({ filename: script.href, minThreads: 0, maxThreads: n, idleTimeout: 30_000, resourceLimits: { stackSizeMb: 8 } });
+    poolSize = n;
+  }
+  return pool;
 }
+
+async function slot(n: number): Promise<void> {
+  if (running < n) {
+    running++;
+    return;
+  }
+  await new Promise<void>((r) => waiting.push(r));
+}
+function release(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else running--;
+}
+
+/** The ids of `checks` when every one is the built-in object (or a severity override of it), else null. */
+function builtinIds(checks: readonly CheckDef[] | undefined): string[] | null | false {
+  if (checks === undefined) return null;
+  const byId = new Map(CHECKS.map((c) => [c.id, c]));
+  for (const c of checks) {
+    const b = byId.get(c.id);
+    if (!b || b.create !== c.create) return false;
+  }
+  return checks.map((c) => c.id);
+}
+
+export class FileTimeout extends Error {}
 
 /**
- * Extra lanes for review(): one function per worker slot, each analysing one file in a worker. If a
- * worker dies, its files are analysed on the main thread instead (`fallback`). Empty when the review
- * is small, custom checks are in use, or no workers are wanted.
+ * The function review() runs each file through, or null when files stay on the main thread
+ * (no worker script, GPU_REVIEW_WORKERS=0, or checks that are not the built-in ones). It resolves
+ * to the file's result, or rejects with FileTimeout when its worker was stopped at the deadline.
  */
-export function workerLanes(
+export function isolatedRunner(
   opts: ReviewOptions,
-  diff: DiffModel,
-  _checks: readonly CheckDef[],
   scope: Scope,
-  fallback: (file: DiffFile, content: string | Uint8Array | null) => FileDone,
-): Array<(file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>> {
-  const n = wanted(opts);
-  if (n === 0 || opts.checks !== undefined) return [];
-  const reviewable = diff.files.filter((f) => f.status !== 'deleted' && !f.binary && !f.modeOnly && !f.problem);
-  if (reviewable.length < MIN_FILES) return [];
-  let lines = 0;
-  for (const f of reviewable) lines += f.added.size;
-  if (lines < MIN_LINES) return [];
-  // Compiled output only: under a TypeScript loader (tests) there is no worker script to start.
-  if (workerUrl.protocol !== 'file:' || !existsSync(fileURLToPath(workerUrl))) return [];
-  while (pool.length < n) pool.push(spawn());
-  const lanes: Array<(file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>> = [];
-  for (const pw of pool.slice(0, n)) {
-    for (let k = 0; k < DEPTH; k++) {
-      lanes.push(async (file, content) => {
-        if (pw.dead) return fallback(file, content);
-        try {
-          return await send(pw, opts.config, scope, file, content);
-        } catch {
-          return fallback(file, content);
-        }
-      });
-    }
-  }
-  return lanes;
+  reviewDeadline: number,
+): { threads: number; run: (file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone> } | null {
+  const n = poolThreads(opts);
+  const script = n === 0 ? null : workerScript();
+  if (!script) return null;
+  const ids = builtinIds(opts.checks);
+  if (ids === false) return null;
+  const config = portableConfig(opts.config);
+  const p = getPool(n, script);
+  return {
+    threads: n,
+    run: async (file, content) => {
+      await slot(n);
+      const budget = Math.min(opts.config.limits.fileTimeoutMs, reviewDeadline - performance.now());
+      const ac = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ac.abort();
+      }, Math.max(1, budget));
+      try {
+        const task: WorkerTask = { config, checkIds: ids, scope, file, content };
+        return (await p.run(task, { signal: ac.signal })) as FileDone;
+      } catch (e) {
+        if (timedOut) throw new FileTimeout(budget < opts.config.limits.fileTimeoutMs ? 'review' : 'file');
+        throw e;
+      } finally {
+        clearTimeout(timer);
+        release();
+      }
+    },
+  };
 }

@@ -1,36 +1,40 @@
 /**
- * Worker thread of the review pool (pool.ts): analyses one file per message with the built-in
- * checks and the review's config, and answers with plain data (FileDone).
+ * Worker thread of the review pool (pool.ts, piscina): analyses one file per task with the
+ * built-in checks and the review's config, and answers with plain data (FileDone).
  */
-import { parentPort } from 'node:worker_threads';
 import type { ResolvedConfig } from '../config/schema.js';
-import type { DiffFile } from '../diff/model.js';
-import { activeChecks, reviewFileContent, type Scope } from '../pipeline.js';
+import { activeChecks, reviewFileContent, type FileDone } from '../pipeline.js';
 import type { CheckDef } from './check.js';
+import type { PortableConfig, WorkerTask } from './pool.js';
+import { namePattern } from './regex.js';
+import { CHECKS } from './registry.generated.js';
 
-interface Message {
-  id: number;
-  cid: number;
-  config?: ResolvedConfig;
-  scope: Scope;
-  file: DiffFile;
-  content: string | Uint8Array | null;
+/**
+ * Configs seen recently, by their JSON, so caches keyed by the config object (compiled
+ * vocabularies, memoized models) keep working across the files of one review.
+ */
+const configs = new Map<string, { config: ResolvedConfig; checks: Map<string, CheckDef[]> }>();
+
+function revive(p: PortableConfig): { config: ResolvedConfig; checks: Map<string, CheckDef[]> } {
+  const key = JSON.stringify(p);
+  let hit = configs.get(key);
+  if (!hit) {
+    const config: ResolvedConfig = { ...p, hotPathFunctions: namePattern(p.hotPathFunctions), setupFunctions: namePattern(p.setupFunctions) };
+    hit = { config, checks: new Map() };
+    configs.set(key, hit);
+    if (configs.size > 8) configs.delete(configs.keys().next().value!);
+  }
+  return hit;
 }
 
-/** Configs by id, newest last; a few are kept for reviews that overlap. */
-const configs = new Map<number, { config: ResolvedConfig; checks: CheckDef[] }>();
-
-parentPort!.on('message', (m: Message) => {
-  try {
-    if (m.config && !configs.has(m.cid)) {
-      configs.set(m.cid, { config: m.config, checks: activeChecks(m.config) });
-      if (configs.size > 8) configs.delete(configs.keys().next().value!);
-    }
-    const c = configs.get(m.cid);
-    if (!c) throw new Error(`unknown config ${m.cid}`);
-    const done = reviewFileContent(m.file, m.content, c.config, c.checks, m.scope);
-    parentPort!.postMessage({ id: m.id, done });
-  } catch (e) {
-    parentPort!.postMessage({ id: m.id, error: (e as Error).message });
+export default function reviewTask(t: WorkerTask): FileDone {
+  const c = revive(t.config);
+  const idKey = t.checkIds ? t.checkIds.join(',') : '*';
+  let checks = c.checks.get(idKey);
+  if (!checks) {
+    const wanted = t.checkIds ? new Set(t.checkIds) : null;
+    checks = activeChecks(c.config, wanted ? CHECKS.filter((x) => wanted.has(x.id)) : CHECKS);
+    c.checks.set(idKey, checks);
   }
-});
+  return reviewFileContent(t.file, t.content, c.config, checks, t.scope);
+}

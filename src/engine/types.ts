@@ -82,6 +82,8 @@ export interface FileReport {
   parseCoverage: number;
   sources: { language: Language; label: string; parseCoverage: number; bytes: number }[];
   skipped?: string;
+  /** Present (true) when the file was not reviewed because a time budget ran out. */
+  timedOut?: true;
   findings: number;
 }
 

@@ -221,12 +221,17 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const stale = await closeStaleThreads(octokit, pr, threads, (t) => !current.has(t.fingerprint) && (reviewed.has(t.path) || !inDiff.has(t.path)), log);
 
     const active = activeChecks(config, checks).length;
-    const conclusion = conclusionFor(findings, config.failOn);
-    const title = findings.length === 0 ? 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})`;
+    // A file stopped at its time budget was not reviewed: never "success, no issues" for it.
+    const timedOut = out.result.files.filter((f) => f.timedOut);
+    const byFindings = conclusionFor(findings, config.failOn);
+    const conclusion = timedOut.length && byFindings !== 'failure' ? config.limits.onTimeout : byFindings;
+    const late = timedOut.length ? `${timedOut.length} file${timedOut.length === 1 ? '' : 's'} not reviewed (time budget exceeded)` : '';
+    const title = findings.length === 0 ? late || 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})${late ? `; ${late}` : ''}`;
+    const summary = timedOut.length ? `${built.body}\n\n**Not reviewed, time budget exceeded:** ${timedOut.map((f) => `\`${f.path}\``).join(', ')}` : built.body;
     await completeCheckRun(octokit, ref, checkId, {
       conclusion,
       title,
-      summary: built.body,
+      summary,
       annotations: annotationsFor(findings, config.failOn),
     });
     log.info({ findings: findings.length, posted: postedComments, repeated, ...stale, conclusion, rules: active }, 'review done');

@@ -65,6 +65,7 @@ function fileJson(f: FileReport): Json {
     findings: f.findings,
   };
   if (f.skipped !== undefined) out.skipped = f.skipped;
+  if (f.timedOut) out.timedOut = true;
   return out;
 }
 

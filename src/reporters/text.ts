@@ -155,7 +155,10 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
 
   const reviewed = new Set([...files.filter((f) => f.skipped === undefined).map((f) => f.path), ...findings.map((f) => f.path)]);
   const breakdown = findings.length ? ` (${severityBreakdown(findings)})` : '';
-  const summary = `${plural(findings.length, 'finding')}${breakdown} in ${plural(reviewed.size, 'file')}; ${plural(skipped.length, 'file')} skipped`;
+  const onlyDeletes = files.length > 0 && files.every((f) => f.skipped === 'deleted');
+  const summary = onlyDeletes
+    ? `the diff only deletes files (${plural(files.length, 'file')}): nothing to review`
+    : `${plural(findings.length, 'finding')}${breakdown} in ${plural(reviewed.size, 'file')}; ${plural(skipped.length, 'file')} skipped`;
   blocks.push(paint(summary, 'bold'));
   return `${blocks.join('\n\n')}\n`;
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { createNodeMiddleware, Probot, type ProbotOctokit } from 'probot';
 import { createApp, type AppOptions } from '../app.js';
 import { createOctokitClass, GpuReviewOctokit } from '../github/octokit.js';
@@ -83,6 +84,42 @@ class ServiceQueue extends ReviewQueue {
   }
 }
 
+const BAD_SIGNATURE_LOG_MS = 10_000;
+
+/** The fields of a pull_request delivery that `toEvent` reads; without them it is not a delivery to review. */
+const pullRequestShape = z.object({
+  action: z.string(),
+  repository: z.object({ name: z.string(), owner: z.object({ login: z.string() }), default_branch: z.string().optional() }),
+  pull_request: z.object({ number: z.number().int(), state: z.string().optional(), head: z.object({ sha: z.string() }) }),
+});
+
+/** The request body as text, or null once more than `max` bytes arrived (counted as read, chunked or not). */
+function readBody(req: IncomingMessage, max: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > max) {
+        over = true;
+        chunks.length = 0;
+        req.pause();
+        resolve(null);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', (e) => {
+      if (!over) reject(e);
+    });
+  });
+}
+
 /** The Redis password, if the URL has one, is redacted from the logs like the other secrets. */
 function redisSecret(url: string | undefined): string[] {
   if (!url) return [];
@@ -162,7 +199,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     Octokit: opts.Octokit ?? (redis ? createOctokitClass({ throttle: redis.throttle }) : GpuReviewOctokit),
     request: { fetch: countingFetch(metrics) },
   });
-  const middleware = await createNodeMiddleware(appFn, { probot, webhooksPath: config.webhookPath });
+  // Loads the app into Probot; the webhook path itself is served by `webhook` below.
+  await createNodeMiddleware(appFn, { probot, webhooksPath: config.webhookPath });
 
   let authenticated = false;
   let stopping = false;
@@ -209,11 +247,76 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         res.setHeader('retry-after', '30');
         return json(res, 503, { error: 'shutting down; redeliver later' });
       }
-      if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) return json(res, 413, { error: 'payload too large' });
-      const handled = await middleware(req, res);
-      if (handled !== false) return;
+      return webhook(req, res, event);
     }
     return json(res, 404, { error: 'not found' });
+  };
+
+  // A flood of badly signed deliveries gets one warn line per interval, with the count, never a body.
+  let badSignatureLast = 0;
+  let badSignatureQuiet = 0;
+  const badSignature = (deliveryId: string, event: string) => {
+    const now = Date.now();
+    if (now - badSignatureLast < BAD_SIGNATURE_LOG_MS) {
+      badSignatureQuiet++;
+      return;
+    }
+    log.warn({ deliveryId, event, alsoRefusedSinceLastLine: badSignatureQuiet }, 'webhook signature does not match; delivery refused (400)');
+    badSignatureLast = now;
+    badSignatureQuiet = 0;
+  };
+
+  /**
+   * The webhook endpoint, in place of Probot's middleware: the body is counted while it is read
+   * (chunked or not) and refused with 413 past WEBHOOK_MAX_BYTES; a bad signature is 400 with one
+   * rate-limited warn line; a signed payload without the fields a review needs is 400; nothing
+   * of an exception's text goes back to the sender.
+   */
+  const webhook = async (req: IncomingMessage, res: ServerResponse, event: string) => {
+    if (req.method !== 'POST') return json(res, 404, { error: 'not found' });
+    const id = req.headers['x-github-delivery'];
+    const signature = req.headers['x-hub-signature-256'];
+    if (typeof id !== 'string' || typeof signature !== 'string' || req.headers['x-github-event'] === undefined) {
+      return json(res, 400, { error: 'required headers missing: x-github-event, x-hub-signature-256, x-github-delivery' });
+    }
+    if (!/^\s*application\/json\s*(;|$)/i.test(String(req.headers['content-type'] ?? ''))) return json(res, 415, { error: 'content-type must be application/json' });
+    const tooLarge = () => {
+      res.setHeader('connection', 'close');
+      json(res, 413, { error: `payload too large (limit ${config.maxBodyBytes} bytes)` });
+      // The rest is read and dropped for a moment so the sender sees the 413 (closing at once
+      // resets the connection under its answer), then the connection is cut.
+      req.on('data', () => undefined);
+      req.resume();
+      setTimeout(() => req.destroy(), 2000).unref();
+    };
+    if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) return tooLarge();
+    const body = await readBody(req, config.maxBodyBytes);
+    if (body === null) return tooLarge();
+    if (!(await probot.webhooks.verify(body, signature).catch(() => false))) {
+      badSignature(id, event);
+      return json(res, 400, { error: 'signature does not match' });
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body);
+    } catch {
+      return json(res, 400, { error: 'payload is not valid JSON' });
+    }
+    if (event === 'pull_request' && !pullRequestShape.safeParse(payload).success) {
+      log.warn({ deliveryId: id, event }, 'signed pull_request payload without the fields a review needs; refused (400)');
+      return json(res, 400, { error: 'malformed pull_request payload' });
+    }
+    try {
+      await probot.webhooks.receive({ id, name: event, payload } as never);
+    } catch (err) {
+      const errors = err instanceof AggregateError ? [...err.errors] : [err];
+      const withStatus = errors.find((e) => typeof (e as { status?: unknown }).status === 'number') as { status: number; message: string } | undefined;
+      if (withStatus && withStatus.status < 500) return json(res, withStatus.status, { error: 'delivery refused' });
+      if (withStatus) return json(res, withStatus.status, { error: withStatus instanceof QueueRejected ? withStatus.message : 'unavailable' });
+      log.error({ deliveryId: id, event, err: errors[0] }, 'webhook handler failed');
+      return json(res, 500, { error: 'internal error' });
+    }
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
   };
 
   const server = createServer((req, res) => {

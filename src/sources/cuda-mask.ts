@@ -1,3 +1,4 @@
+import { alternation } from '../engine/regex.js';
 /**
  * Same-length rewrites of CUDA C++ so that tree-sitter parses it without ERROR nodes. Every
  * character keeps its string index and every line break stays where it was, so positions in the
@@ -132,7 +133,7 @@ export function maskCuda(
   for (const m of view.matchAll(/(?<![\w$])__align__(?=\s*\()/g)) put(m.index, '  alignas');
 
   const argAttrs = grammar === 'cpp' ? CPP_ARG_ATTRS : CUDA_ARG_ATTRS;
-  for (const m of view.matchAll(new RegExp(`(?<![\\w$])__(${argAttrs.join('|')})__(?=\\s*\\()`, 'g'))) {
+  for (const m of view.matchAll(new RegExp(`(?<![\\w$])__(${alternation(argAttrs)})__(?=\\s*\\()`, 'g'))) {
     const end = closeParen(view, view.indexOf('(', m.index));
     if (end < 0) continue;
     const whole = text.slice(m.index, end);
@@ -145,7 +146,7 @@ export function maskCuda(
   for (const m of view.matchAll(lambdaQualifiers)) blank(m.index, m.index + m[0].length);
 
   if (grammar === 'cpp') {
-    for (const m of view.matchAll(new RegExp(`(?<![\\w$])__(${CPP_KEYWORDS.join('|')})__(?![\\w$])`, 'g'))) {
+    for (const m of view.matchAll(new RegExp(`(?<![\\w$])__(${alternation(CPP_KEYWORDS)})__(?![\\w$])`, 'g'))) {
       if (out[m.index] === '_') put(m.index, `[[${m[1]}]]`);
     }
   }

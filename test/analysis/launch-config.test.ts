@@ -78,3 +78,20 @@ describe('launch configurations', () => {
     expect(isCeilDivGrid(l!.gridNode!.namedChildren[0]!)).toBe(true);
   });
 });
+
+describe('declarator text spliced into a pattern (issue 16)', () => {
+  // C comments between parameters of a declarator used to become `/*x*/` quantifiers: 10 of them took
+  // seconds, 14 hours. Escaped, the declarator matches only itself, at once.
+  it('a declarator full of comments cannot make the grid-stride search backtrack', () => {
+    const decl = `s(int ${'/*x*/'.repeat(16)}a)`;
+    const text = `__global__ void k(float* p, int n) {\n  int ${decl} = gridDim.x * blockDim.x;\n  for (int i = 0; i < n; i += 1) { p[i] = 0; // += sint ${'/'.repeat(50)}\n  }\n}\n`;
+    const s = source(text, 'src/k.cu', 'cuda');
+    const fn = [...cudaModel.compute(s, config()).kernels.values()][0]!;
+    expect(hasGridStrideLoop(fn)).toBe(false);
+  });
+  it('a function-pointer declarator is a name, not an invalid pattern that throws', () => {
+    const text = `__global__ void k(float* p, int n) {\n  int (*s)(int) = gridDim.x * blockDim.x;\n  for (int i = 0; i < n; i += 1) p[i] = 0;\n}\n`;
+    const fn = [...cudaModel.compute(source(text, 'src/k.cu', 'cuda'), config()).kernels.values()][0]!;
+    expect(() => hasGridStrideLoop(fn)).not.toThrow();
+  });
+});

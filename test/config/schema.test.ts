@@ -390,3 +390,41 @@ describe('rules and passes drive activeChecks', () => {
     expect(await findingsUnder({ include: ['pkg/**'] })).toHaveLength(1);
   });
 });
+
+describe('resolveConfig: hostile repository configs (issue 16)', () => {
+  it('a catastrophic hot_path_functions pattern runs in linear time (RE2), so a long name answers at once', () => {
+    const c = resolve({ hot_path_functions: '^(a+)+$', setup_functions: '^(x|x)*y$' });
+    expect(c.hotPathFunctions.test('a'.repeat(30) + '!')).toBe(false);
+    expect(c.hotPathFunctions.test('aaaa')).toBe(true);
+    expect(c.setupFunctions.test('x'.repeat(40))).toBe(false);
+  });
+  it('a catastrophic pattern in a config does not stall the review of a file using it', async () => {
+    const name = 'a'.repeat(40) + 'b';
+    const text = `__global__ void k(float* p) { p[0] = 1; }\nvoid ${name}(float* p) { for (int i = 0; i < 4; i++) { k<<<1, 32>>>(p); cudaDeviceSynchronize(); } }\n`;
+    const out = await review({ diff: addedFileDiff('src/a.cu', text), config: resolve({ hot_path_functions: '^(a|aa)+$' }), scope: 'file' });
+    expect(out.result.errors).toEqual([]);
+  });
+  it('lookaround and backreferences (not RE2) are a config error naming the key', () => {
+    expect(configError({ hot_path_functions: '(?<=x)y' }).message).toMatch(/"hot_path_functions" is not a valid RE2 regular expression/);
+    expect(configError({ setup_functions: '(a)\\1' }).message).toMatch(/"setup_functions"/);
+  });
+  it('limits past the absolute maxima are rejected (1e11 ms is not a timeout)', () => {
+    expect(configError({ limits: { review_timeout_ms: 1e11 } }).message).toContain('limits.review_timeout_ms');
+    expect(configError({ limits: { max_file_bytes: 1e11 } }).message).toContain('limits.max_file_bytes');
+  });
+  it('the operator\'s environment caps what a repository config may set, and the defaults', () => {
+    const saved = { ...process.env };
+    try {
+      process.env.GPU_REVIEW_FILE_TIMEOUT_MS = '5000';
+      process.env.GPU_REVIEW_MAX_FILE_BYTES = '1000000';
+      const c = resolve({ limits: { file_timeout_ms: 500_000, max_file_bytes: 10_000 } });
+      expect(c.limits.fileTimeoutMs).toBe(5000);
+      expect(c.limits.maxFileBytes).toBe(10_000);
+      expect(resolve({}).limits.fileTimeoutMs).toBe(5000);
+      process.env.GPU_REVIEW_REVIEW_TIMEOUT_MS = '1e11';
+      expect(configError({}).message).toContain('GPU_REVIEW_REVIEW_TIMEOUT_MS is invalid');
+    } finally {
+      process.env = saved;
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const VEC = /^(double|float)[23]$/;
 /** `a[2*i]`, `a[i*2 + 1]`, `a[3*i + k]`: element k of an interleaved K-tuple; returns K. */
@@ -13,7 +14,7 @@ const AOS_PY = /\b(?:stack\s*\([\s\S]*axis\s*=\s*(?:1|-1)|column_stack\s*\(|\.re
 const COLUMN = /^\w+\s*\[\s*:\s*,\s*[0-2]\s*\]$/;
 
 function coordName(name: string, vocab: readonly string[]): boolean {
-  return new RegExp(`(^|_)(${vocab.join('|')})s?($|_)|^d_(${vocab.join('|')})`, 'i').test(name) || new RegExp(`^(${vocab.join('|')})`, 'i').test(name);
+  return new RegExp(`(^|_)(${alternation(vocab)})s?($|_)|^d_(${alternation(vocab)})`, 'i').test(name) || new RegExp(`^(${alternation(vocab)})`, 'i').test(name);
 }
 
 function structsWithXY(root: SyntaxNode): Map<string, number> {

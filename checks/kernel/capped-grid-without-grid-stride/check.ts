@@ -4,11 +4,12 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const ASSIGNS = ['init_declarator', 'assignment_expression', 'assignment', 'augmented_assignment'];
 const LOOPS = ['for_statement', 'while_statement', 'do_statement'];
 
-const word = (names: readonly string[]) => new RegExp(`(^|[^\\w])(${names.map((n) => n.split('.').pop()!.replace(/[^\w]/g, '')).join('|')})\\b`);
+const word = (names: readonly string[]) => new RegExp(`(^|[^\\w])(${alternation(names.map((n) => n.split('.').pop()!.replace(/[^\w]/g, '')))})\\b`);
 
 /** Right-hand sides (and out-parameter calls) that define `name` before `before` inside `scope`. */
 function definitions(scope: SyntaxNode, name: string, before: number): Array<{ text: string; call: SyntaxNode | null }> {

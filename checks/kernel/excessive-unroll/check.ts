@@ -2,6 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const UNROLL = /^\s*unroll\b\s*(?:\(\s*([^)]*?)\s*\)|([^\s/]+))?/;
 /** A tuning decision backed by a measurement is not a smell (catalog do-not-flag). */
@@ -132,7 +133,7 @@ export default defineCheck({
             const lhs = a.childForFieldName('left');
             const op = a.childForFieldName('operator')?.text ?? '';
             if (lhs?.type !== 'identifier') continue;
-            const self = op !== '=' || new RegExp(`\\b${lhs.text}\\b`).test(a.childForFieldName('right')?.text ?? '');
+            const self = op !== '=' || new RegExp(`\\b${esc(lhs.text)}\\b`).test(a.childForFieldName('right')?.text ?? '');
             const mm = /^(.*?)(\d+)$/.exec(lhs.text);
             if (!self || !mm) continue;
             const set = stems.get(mm[1]) ?? new Set<string>();

@@ -5,6 +5,7 @@ import { constantBlockOf, evalWithBlockDim, isFullMask, uniformity } from '../..
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import type { CudaFunction, CudaModel } from '../../../src/analysis/cuda.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /**
  * For `threadIdx.x < E` (or a local copy of `threadIdx.x`), how many of warp 0's 32 lanes enter, with the
@@ -18,7 +19,7 @@ function lanesEntering(ctx: CheckContext, m: CudaModel, fn: CudaFunction, cond: 
   const l = c.childForFieldName('left');
   const r = c.childForFieldName('right');
   if (!l || !r || !['<', '<='].includes(op)) return '';
-  const isTx = l.text.replace(/\s/g, '') === 'threadIdx.x' || (l.type === 'identifier' && new RegExp(`\\b${l.text}\\s*=\\s*threadIdx\\.x\\s*;`).test(fn.body?.text ?? ''));
+  const isTx = l.text.replace(/\s/g, '') === 'threadIdx.x' || (l.type === 'identifier' && new RegExp(`\\b${esc(l.text)}\\s*=\\s*threadIdx\\.x\\s*;`).test(fn.body?.text ?? ''));
   if (!isTx) return '';
   const block = constantBlockOf(ctx.source, ctx.config, fn);
   const bx = block?.[0];

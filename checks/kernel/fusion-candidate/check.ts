@@ -6,6 +6,7 @@ import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 interface L {
   cfg: LaunchConfig;
@@ -29,9 +30,9 @@ function storedParams(fn: CudaFunction): Set<number> | null {
     const writes = fn.body!.descendantsOfType('assignment_expression').some((a) => {
       const op = a.childForFieldName('operator')?.text ?? '=';
       const l = a.childForFieldName('left');
-      return ASSIGN_OPS.test(op) && !!l && (l.type === 'subscript_expression' || l.type === 'pointer_expression') && new RegExp(`^\\*?\\(?${name}\\b`).test(l.text);
+      return ASSIGN_OPS.test(op) && !!l && (l.type === 'subscript_expression' || l.type === 'pointer_expression') && new RegExp(`^\\*?\\(?${esc(name)}\\b`).test(l.text);
     });
-    const atomics = new RegExp(`\\batomic\\w+\\([^,]*\\b${name}\\b`).test(fn.body!.text);
+    const atomics = new RegExp(`\\batomic\\w+\\([^,]*\\b${esc(name)}\\b`).test(fn.body!.text);
     if (writes || atomics) out.add(i);
   });
   return out;

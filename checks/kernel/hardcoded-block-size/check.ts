@@ -6,6 +6,7 @@ import { smemFacts } from '../../../src/analysis/smem.js';
 import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
 
 /** A comment saying the size was measured: 003 §3.1 allows a profiled override ("Profile before overriding"). */
 const PROFILED = /(#|\/\/|\/\*|\*).*\b(profil|tuned|benchmark|measured|sweep)/i;
@@ -54,7 +55,7 @@ function sharedSizedByBlockName(l: LaunchConfig, names: string[]): boolean {
   const extents = [...body.matchAll(/(?:__shared__|\[\[shared\]\])[^;{}]*?((?:\[[^\]]+\])+)/g)].map((m) => m[1]!);
   // Also a shared buffer templated on it (`__shared__ uninitialized_array<T, kBlock> tmp;`, `BlockReduce<T, kBlock>::TempStorage`).
   const templated = [...body.matchAll(/(?:__shared__|\[\[shared\]\])[^;{}]*?<([^;{}]*)>[^;{}]*;/g)].map((m) => m[1]!);
-  return names.some((n) => [...extents, ...templated].some((e) => new RegExp(`\\b${n}\\b`).test(e)));
+  return names.some((n) => [...extents, ...templated].some((e) => new RegExp(`\\b${esc(n)}\\b`).test(e)));
 }
 
 /**
@@ -85,9 +86,9 @@ function kernelSpellsBlock(l: LaunchConfig, B: number, names: string[]): boolean
   // A literal only from a warp up: `blockIdx.x * 4` in a kernel launched with 4 threads is more likely a coincidence.
   const spellings = [...(B >= 32 ? [String(B)] : []), ...names.filter((n) => k.model.macros.has(n) || /^[A-Z_][A-Z0-9_]*$|^k[A-Z]/.test(n))];
   if (!spellings.length) return false;
-  const alt = spellings.map((x) => x.replace(/[^\w]/g, '')).join('|');
-  const cub = new RegExp(`\\bBlock(Reduce|Scan|RadixSort|Load|Store|Exchange|Histogram|Discontinuity|AdjacentDifference|MergeSort|Shuffle|RunLengthDecode)\\s*<[^;>]*?,\\s*(${alt})\\s*[,>]`);
-  const index = new RegExp(`\\b(blockIdx|gridDim)\\.x\\s*\\*\\s*(${alt})\\b|\\b(${alt})\\s*\\*\\s*(blockIdx|gridDim)\\.x\\b`);
+  const ALT = alternation(spellings.map((x) => x.replace(/[^\w]/g, '')));
+  const cub = new RegExp(`\\bBlock(Reduce|Scan|RadixSort|Load|Store|Exchange|Histogram|Discontinuity|AdjacentDifference|MergeSort|Shuffle|RunLengthDecode)\\s*<[^;>]*?,\\s*(${ALT})\\s*[,>]`);
+  const index = new RegExp(`\\b(blockIdx|gridDim)\\.x\\s*\\*\\s*(${ALT})\\b|\\b(${ALT})\\s*\\*\\s*(blockIdx|gridDim)\\.x\\b`);
   return cub.test(body) || index.test(body);
 }
 
@@ -111,7 +112,7 @@ function expandLocal(n: SyntaxNode | null, l: LaunchConfig): string {
     if (!names.length || !before) break;
     for (const name of names) {
       seen.add(name);
-      const hits = [...before.matchAll(new RegExp(`\\b${name}\\s*(?:=(?!=)|\\()\\s*([^;\\n]+)`, 'g'))];
+      const hits = [...before.matchAll(new RegExp(`\\b${esc(name)}\\s*(?:=(?!=)|\\()\\s*([^;\\n]+)`, 'g'))];
       if (hits.length) text += ' ' + hits[hits.length - 1]![1];
     }
   }
@@ -135,7 +136,7 @@ function gridFromSmCount(l: LaunchConfig): boolean {
 function smemSizedByBlock(l: LaunchConfig, names: string[]): boolean {
   if (!l.smemNode || !names.length) return false;
   const t = expandLocal(l.smemNode, l);
-  return names.some((n) => new RegExp(`\\b${n}\\b`).test(t));
+  return names.some((n) => new RegExp(`\\b${esc(n)}\\b`).test(t));
 }
 
 /** The launching function asserts a divisibility or shape on the block size (`assert(N % (block_size * 8) == 0)`). */
@@ -143,7 +144,7 @@ function assertedByHost(l: LaunchConfig, names: string[]): boolean {
   const fn = hostFunction(l);
   if (!fn || !names.length) return false;
   const asserts = fn.text.match(/\b(?:assert|static_assert|AT_ASSERTM?|TORCH_CHECK|TORCH_INTERNAL_ASSERT)\s*\([^;]*/g) ?? [];
-  return names.some((n) => asserts.some((a) => new RegExp(`\\b${n}\\b`).test(a)));
+  return names.some((n) => asserts.some((a) => new RegExp(`\\b${esc(n)}\\b`).test(a)));
 }
 
 /**
@@ -155,7 +156,7 @@ function kernelNamesBlock(l: LaunchConfig, names: string[]): boolean {
   if (!k) return false;
   const text = (k.fn.body?.text ?? '') + ' ' + (k.fn.launchBounds?.node.text ?? '');
   const consts = names.filter((n) => n !== 'dim3' && (k.model.macros.has(n) || k.model.constValueOfText(n) !== null));
-  return consts.some((n) => new RegExp(`\\b${n}\\b`).test(text));
+  return consts.some((n) => new RegExp(`\\b${esc(n)}\\b`).test(text));
 }
 
 const norm = (n: SyntaxNode | null) => n?.text.replace(/\s+/g, '') ?? '';

@@ -3,6 +3,7 @@ import { quoteCode } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** Integer types of 32 bits (the C arithmetic of two of them stays in 32 bits). */
 const I32 = /^(int|unsigned|unsigned int|signed|signed int|int32_t|uint32_t|uint|__int32|unsigned int32_t)$/;
@@ -155,7 +156,7 @@ export default defineCheck({
             if (!v.array && productName(name, ints.filter((x) => x !== name && x.length <= 3))) what = `the product of the extents ${[...name].join(' × ')}`.replace(/ × /g, '·');
             // `tl.sizes[i] = t.numel();`: a 64-bit element count stored into it.
             if (!what) {
-              const re = new RegExp(`[.>]\\s*${name}\\b(\\s*\\[[^\\]]*\\])?\\s*=\\s*[^;=]*\\.(numel|nbytes)\\s*\\(`);
+              const re = new RegExp(`[.>]\\s*${esc(name)}\\b(\\s*\\[[^\\]]*\\])?\\s*=\\s*[^;=]*\\.(numel|nbytes)\\s*\\(`);
               if (re.test(root.text)) what = 'a tensor element count (`numel()`, 64-bit)';
             }
             if (!what || reported.has(v.node.id)) continue;

@@ -4,6 +4,7 @@ import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { lineRewritable } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** Catalog (c): names projects give the block size (template parameters and #defines). */
 const BLOCK_NAME = /^k?(BLOCK|BLOCK_SIZE|BLOCK_THREADS|BLOCK_DIM|BlockSize|BlockThreads|THREADS|THREADS_PER_BLOCK|NTHREADS|NUM_THREADS|TPB)$/;
@@ -85,8 +86,8 @@ function indexAliases(m: CudaModel, body: SyntaxNode): Map<string, 'thread' | 'w
 
 /** `threadIdx.x - X` / `threadIdx.x >= X`: threads past X exist, so X is a split point of the block, not its size. */
 function splitsBlockAt(text: string, x: string): boolean {
-  const e = x.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`threadIdx\\.x\\s*(?:-|>=)\\s*\\(?\\s*${e}(?![\\w.])`).test(text);
+  const e = x.trim();
+  return new RegExp(`threadIdx\\.x\\s*(?:-|>=)\\s*\\(?\\s*${esc(e)}(?![\\w.])`).test(text);
 }
 
 /** Catalog (b): a 1-D `__shared__` array of constant extent indexed by the thread or warp index bounds the block. */
@@ -125,7 +126,7 @@ function fromNames(m: CudaModel, fn: CudaFunction, body: SyntaxNode): Known[] {
   const text = body.text;
   // `threadIdx.x < BLOCK` is a guard, not a bound: it selects part of a larger block (`else idx = threadIdx.x - BLOCK`).
   const usedAsBlock = (id: string) =>
-    new RegExp(`blockIdx\\.x\\s*\\*\\s*\\(?${id}\\b|\\b${id}\\s*\\)?\\s*\\*\\s*blockIdx\\.x|\\+=\\s*${id}\\b|__shared__[^;]*\\[\\s*${id}\\s*\\](?!\\s*\\[)`).test(text) &&
+    new RegExp(`blockIdx\\.x\\s*\\*\\s*\\(?${esc(id)}\\b|\\b${esc(id)}\\s*\\)?\\s*\\*\\s*blockIdx\\.x|\\+=\\s*${esc(id)}\\b|__shared__[^;]*\\[\\s*${esc(id)}\\s*\\](?!\\s*\\[)`).test(text) &&
     !splitsBlockAt(text, id);
   for (const p of templateParams(fn)) if (BLOCK_NAME.test(p) && usedAsBlock(p)) out.push({ n: p, how: `template parameter \`${p}\` is the block size` });
   for (const [k] of m.macros) {
@@ -173,7 +174,7 @@ export default defineCheck({
           if (!fn.isKernel || fn.launchBounds || !body) continue;
           const headerText = fn.node.text.slice(0, body.startIndex - fn.node.startIndex);
           // Computed bounds hidden in a macro (`LAUNCH_BOUNDS(256)`, `RAFT_KERNEL_BOUNDS`) are still bounds.
-          if (/launch_bounds/i.test(headerText) || [...m.macros].some(([k, v]) => /__launch_bounds__/.test(v) && new RegExp(`\\b${k}\\b`).test(headerText))) continue;
+          if (/launch_bounds/i.test(headerText) || [...m.macros].some(([k, v]) => /__launch_bounds__/.test(v) && new RegExp(`\\b${esc(k)}\\b`).test(headerText))) continue;
           const known: Known[] = [];
           const mine = launches.filter((l) => l.kernel?.fn === fn);
           // In a 2-D/3-D block a shared extent or a BLOCK name sizes one side (`As[BLOCK][BLOCK]`, 16×16 threads): only launches give the product.

@@ -3,6 +3,7 @@ import { quote } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const X_LINEAR = /^\(?\s*(?:blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x)\s*\)?$/;
 const VECTOR: Record<string, [string, number]> = { float: ['float4', 4], double: ['double2', 2], int: ['int4', 4], unsigned: ['uint4', 4], 'unsigned int': ['uint4', 4] };
@@ -36,7 +37,7 @@ function regionOf(fn: CudaFunction, u: { isWarpUniform(n: SyntaxNode): boolean }
     const v = decl?.childForFieldName('value')?.text.trim() ?? '';
     if (!name || !(lin.has(v) || X_LINEAR.test(v)) || !upd) return null;
     // Unit stride per thread: `i += stride` with a uniform stride (blockDim.x * gridDim.x).
-    const mm = new RegExp(`^${name}\\s*\\+=\\s*(.+)$`).exec(upd.text.trim());
+    const mm = new RegExp(`^${esc(name)}\\s*\\+=\\s*(.+)$`).exec(upd.text.trim());
     if (!mm) return null;
     const step = upd.childForFieldName('right');
     if (!step || !u.isWarpUniform(step) || /^\d+$/.test(mm[1]!.trim())) return null;
@@ -91,7 +92,7 @@ export default defineCheck({
           if (!VECTOR[elem] || !subs.every((s) => VECTOR[ptrs.get(s.childForFieldName('argument')!.text)!])) continue;
           // Only the bounds guard may branch; a per-element branch or call makes the body more than a move.
           const ifs = r.node.descendantsOfType('if_statement');
-          const guard = (n: SyntaxNode) => new RegExp(`\\b${r.index}\\b\\s*(<|>=)`).test(n.childForFieldName('condition')?.text ?? '');
+          const guard = (n: SyntaxNode) => new RegExp(`\\b${esc(r.index)}\\b\\s*(<|>=)`).test(n.childForFieldName('condition')?.text ?? '');
           if (ifs.some((i) => !guard(i)) || ifs.length > 1) continue;
           if (r.node.descendantsOfType('conditional_expression').length) continue;
           if (r.node.descendantsOfType('call_expression').some((c) => !CHEAP_CALLS.test(c.childForFieldName('function')?.text ?? ''))) continue;

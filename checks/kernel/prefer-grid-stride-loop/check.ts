@@ -3,6 +3,7 @@ import { hasGridStrideLoop, launchConfigs, prod } from '../../../src/analysis/la
 import { occupancy } from '../../../src/analysis/occupancy.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const GLOBAL_INDEX = /^\(?\s*(?:\(\s*\w+\s*\)\s*)?(blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x)\s*\)?\s*\+\s*threadIdx\.x$|^threadIdx\.x\s*\+\s*\(?\s*(blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x)\s*\)?$/;
 const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
@@ -57,11 +58,11 @@ export default defineCheck({
           // Exactly one bounds guard on the element index itself: `if (i < n)` or `if (i >= n) return;`.
           const guards = body.descendantsOfType('if_statement').filter((s) => {
             const c = s.childForFieldName('condition')?.text.replace(/[()\s]/g, '') ?? '';
-            return new RegExp(`^${name}<[\\w.]+$|^${name}>=[\\w.]+$|^[\\w.]+>${name}$|&&${name}<|^${name}<[\\w.]+&&`).test(c);
+            return new RegExp(`^${esc(name)}<[\\w.]+$|^${esc(name)}>=[\\w.]+$|^[\\w.]+>${esc(name)}$|&&${esc(name)}<|^${esc(name)}<[\\w.]+&&`).test(c);
           });
           if (guards.length !== 1) continue;
           // Warp-per-item / block-per-item: the element index is re-derived (`i / 32`, `i >> 5`) for the work.
-          if (new RegExp(`\\b${name}\\s*(/|>>)\\s*(32|5|warpSize)\\b`).test(body.text)) continue;
+          if (new RegExp(`\\b${esc(name)}\\s*(/|>>)\\s*(32|5|warpSize)\\b`).test(body.text)) continue;
           const cond = guards[0]!.childForFieldName('condition')!;
           // Only where the launch is in view: a kernel launched through a helper that sizes the grid from n
           // (`linear_kernel(k, 0, s, n, ...)`, `wp_launch_device(ctx, k, n, ...)`) or from another file gets one

@@ -3,6 +3,7 @@ import { quoteCode, smemFacts, typeBytes } from '../../../src/analysis/smem.js';
 import { calleePath, matchesVocab, walk } from '../../../src/analysis/syntax.js';
 import { constantBlockOf, evalWithBlockDim } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -39,15 +40,15 @@ export default defineCheck({
           if (!s) continue;
           const [, v, start] = s;
           // Halving stride that runs down to 1: the whole reduction is the tree (a `s > 32` stop hands off to a warp step).
-          if (!new RegExp(`^${v}\\s*(>>=\\s*1|/=\\s*2|=\\s*${v}\\s*(>>\\s*1|/\\s*2))$`).test(upd.text.trim())) continue;
-          if (!new RegExp(`^\\(?\\s*${v}\\s*(>\\s*0|>=\\s*1|!=\\s*0)?\\s*\\)?$`).test(cond.text.trim())) continue;
+          if (!new RegExp(`^${esc(v)}\\s*(>>=\\s*1|/=\\s*2|=\\s*${esc(v)}\\s*(>>\\s*1|/\\s*2))$`).test(upd.text.trim())) continue;
+          if (!new RegExp(`^\\(?\\s*${esc(v)}\\s*(>\\s*0|>=\\s*1|!=\\s*0)?\\s*\\)?$`).test(cond.text.trim())) continue;
           // Thread index names: threadIdx.x and locals initialised from it (`const int tid = threadIdx.x;`).
-          const tids = ['threadIdx\\.x'];
-          for (const mm of f.body.text.matchAll(/\b([A-Za-z_]\w*)\s*=\s*(?:\(\s*int\s*\)\s*)?threadIdx\.x\s*;/g)) tids.push(esc(mm[1]!));
-          const T = `(?:${tids.join('|')})`;
-          if (!new RegExp(`\\bif\\s*\\(\\s*${T}\\s*<\\s*${v}\\s*\\)`).test(body.text)) continue;
+          const tids = ['threadIdx.x'];
+          for (const mm of f.body.text.matchAll(/\b([A-Za-z_]\w*)\s*=\s*(?:\(\s*int\s*\)\s*)?threadIdx\.x\s*;/g)) tids.push(mm[1]!);
+          const T = `(?:${alternation(tids)})`;
+          if (!new RegExp(`\\bif\\s*\\(\\s*${T}\\s*<\\s*${esc(v)}\\s*\\)`).test(body.text)) continue;
           // `a[t] op= a[t + s]` or `a[t] = op(a[t], a[t + s])` / `a[t] = a[t] op a[t + s]`.
-          const upd1 = new RegExp(`\\b([A-Za-z_]\\w*)\\s*\\[\\s*${T}\\s*\\]\\s*(?:[-+*&|^]?=)\\s*[^;]*\\b\\1\\s*\\[\\s*${T}\\s*\\+\\s*${v}\\s*\\]`);
+          const upd1 = new RegExp(`\\b([A-Za-z_]\\w*)\\s*\\[\\s*${T}\\s*\\]\\s*(?:[-+*&|^]?=)\\s*[^;]*\\b\\1\\s*\\[\\s*${T}\\s*\\+\\s*${esc(v)}\\s*\\]`);
           const hit = upd1.exec(body.text);
           if (!hit) continue;
           const array = hit[1]!;

@@ -2,6 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** Summation order is part of the contract (003 §11): splitting the chain changes the bits. */
 const ORDER_MATTERS = /\b(determinis\w*|bit[- ]?(for[- ]bit|wise|exact|identical)|reproducib\w*|same order|kahan|compensated)\b/i;
@@ -68,7 +69,7 @@ export default defineCheck({
             const op = a.childForFieldName('operator')?.text ?? '=';
             if (op === '+=' && /^\d+$/.test(a.childForFieldName('right')?.text ?? '')) continue;
             const rhs = a.childForFieldName('right');
-            const selfRef = op !== '=' || new RegExp(`\\b${lhs.text}\\b`).test(rhs?.text ?? '');
+            const selfRef = op !== '=' || new RegExp(`\\b${esc(lhs.text)}\\b`).test(rhs?.text ?? '');
             if (!selfRef) continue;
             carried.set(lhs.text, a);
             const sumLike = (op === '+=' || op === '-=') || (op === '=' && /[+]|\bfmaf?\s*\(/.test(rhs?.text ?? ''));

@@ -4,13 +4,14 @@ import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { UNCOALESCED } from '../../../src/config/costs.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 /** Consecutive threads of a warp differ by 1 in `threadIdx.x`; only x-linear indices decide coalescing. */
 const X_LINEAR = /^\(?\s*(?:threadIdx\.x|blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x|\(\s*(?:size_t|long long|int64_t)\s*\)\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x)\s*\)?$/;
 const ELEM: Record<string, number> = { double: 8, float: 4, int: 4, unsigned: 4, 'unsigned int': 4, long: 8, 'long long': 8, int64_t: 8, int32_t: 4, uint32_t: 4, uint64_t: 8, half: 2, __half: 2, short: 2, char: 1, uint8_t: 1 };
 
 function coordName(name: string, vocab: readonly string[]): boolean {
-  return new RegExp(`^(d_)?(${vocab.join('|')})`, 'i').test(name);
+  return new RegExp(`^(d_)?(${alternation(vocab)})`, 'i').test(name);
 }
 
 /** Names of `fn` bound to the x-linear thread index: `gid = blockIdx.x*blockDim.x+threadIdx.x`, and grid-stride loop variables started from one. */

@@ -61,9 +61,9 @@ export default defineCheck({
             const step = /^(\w+)\s*\+=\s*(\w+)$/.exec(upd);
             const k = step ? constOf(step[2]!) : null;
             if (step && k && k >= 2) {
-              const v = esc(step[1]!);
-              const c = new RegExp(`^${v}\\s*\\+\\s*(\\w+)\\s*(<=?)\\s*(.+)$`).exec(cond);
-              const c2 = new RegExp(`^${v}\\s*(<=?)\\s*(.+?)\\s*-\\s*(\\d+)(\\s*\\+\\s*1)?$`).exec(cond);
+              const v = step[1]!;
+              const c = new RegExp(`^${esc(v)}\\s*\\+\\s*(\\w+)\\s*(<=?)\\s*(.+)$`).exec(cond);
+              const c2 = new RegExp(`^${esc(v)}\\s*(<=?)\\s*(.+?)\\s*-\\s*(\\d+)(\\s*\\+\\s*1)?$`).exec(cond);
               if (c && ((c[2] === '<' && constOf(c[1]!) === k - 1) || (c[2] === '<=' && constOf(c[1]!) === k))) shape = { k, n: c[3]!.trim(), var: step[1]!, form: `unrolled by ${k}` };
               else if (c2 && (c2[1] === '<=' ? Number(c2[3]) === k && !c2[4] : c2[4] ? Number(c2[3]) === k : Number(c2[3]) === k - 1)) shape = { k, n: c2[2]!.trim(), var: step[1]!, form: `unrolled by ${k}` };
             }
@@ -81,7 +81,7 @@ export default defineCheck({
             // N provably a multiple of K: a constant, or a `% K` check / static_assert anywhere in the function or file.
             const nConst = constOf(shape.n);
             if (nConst !== null && nConst % shape.k === 0) continue;
-            if (new RegExp(`${N}\\s*%\\s*${shape.k}\\b|${N}\\s*&\\s*${shape.k - 1}\\b`).test(f.body.text)) continue;
+            if (new RegExp(`${N}\\s*%\\s*${esc(String(shape.k))}\\b|${N}\\s*&\\s*${esc(String(shape.k - 1))}\\b`).test(f.body.text)) continue;
             if (new RegExp(`static_assert\\s*\\([^;]*${N}\\s*%`).test(fileText)) continue;
             // A remainder handled after the loop: another loop/if bounded by N, or the loop variable continued.
             const after = f.body.text.slice(loop.endIndex - f.body.startIndex);
@@ -141,8 +141,8 @@ function luisaLoops(ctx: CheckContext, candidates: SyntaxNode[]): void {
       // `dynamic_range(n / 4u)` whose body addresses `c * 4u + j`: K elements per iteration.
       const kk = constK(e.childForFieldName('right'));
       const n = e.childForFieldName('left');
-      const v = esc(parts.variable);
-      if (kk !== null && n && new RegExp(`\\b${v}\\s*\\*\\s*${kk}u?\\b|\\b${kk}u?\\s*\\*\\s*${v}\\b`).test(body.text)) {
+      const v = parts.variable;
+      if (kk !== null && n && new RegExp(`\\b${esc(v)}\\s*\\*\\s*${esc(String(kk))}u?\\b|\\b${esc(String(kk))}u?\\s*\\*\\s*${esc(v)}\\b`).test(body.text)) {
         shape = { k: kk, n: n.text, var: parts.variable, form: `${kk} elements per iteration` };
         nNode = n;
       }
@@ -155,7 +155,7 @@ function luisaLoops(ctx: CheckContext, candidates: SyntaxNode[]): void {
     let fn: SyntaxNode | null = loop.parent;
     while (fn && fn.type !== 'function_definition') fn = fn.parent;
     const proofScope = fn ? text.slice(fn.startIndex, fn.endIndex) : text;
-    if (new RegExp(`${N}\\s*%\\s*${shape.k}u?\\b|${N}\\s*&\\s*${shape.k - 1}u?\\b`).test(proofScope)) continue;
+    if (new RegExp(`${N}\\s*%\\s*${esc(String(shape.k))}u?\\b|${N}\\s*&\\s*${esc(String(shape.k - 1))}u?\\b`).test(proofScope)) continue;
     // A tail after the loop in the same kernel or generator: a later loop or branch whose head mentions N.
     const scope = m.bodyOf(loop)?.body ?? m.generatorOf(loop);
     const after = scope ? text.slice(loop.endIndex, scope.endIndex) : '';

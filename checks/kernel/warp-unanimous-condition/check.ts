@@ -3,6 +3,7 @@ import { quoteCode } from '../../../src/analysis/smem.js';
 import { constantBlockOf } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** Names bound directly to `threadIdx.x` (`const int tid = threadIdx.x;`): their parity alternates lane by lane. */
 function threadIdxAliases(body: SyntaxNode | null): Set<string> {
@@ -22,10 +23,10 @@ const pow2 = (k: number) => k >= 2 && k < 32 && (k & (k - 1)) === 0;
 function parityTest(cond: string, aliases: Set<string>): boolean {
   const c = cond.replace(/\s+/g, '').replace(/^\((.*)\)$/, '$1');
   for (const a of aliases) {
-    const t = a.replace('.', '\\.');
-    const mod = c.match(new RegExp(`^\\(?${t}%(\\d+)u?\\)?(?:[!=]=\\d+u?)?$`));
+    const t = a;
+    const mod = c.match(new RegExp(`^\\(?${esc(t)}%(\\d+)u?\\)?(?:[!=]=\\d+u?)?$`));
     if (mod && pow2(Number(mod[1]))) return true;
-    const and = c.match(new RegExp(`^\\(?${t}&(0x[0-9a-fA-F]+|\\d+)u?\\)?(?:[!=]=\\d+u?)?$`));
+    const and = c.match(new RegExp(`^\\(?${esc(t)}&(0x[0-9a-fA-F]+|\\d+)u?\\)?(?:[!=]=\\d+u?)?$`));
     if (and && pow2(Number(and[1]) + 1)) return true;
   }
   return false;

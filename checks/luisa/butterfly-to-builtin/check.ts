@@ -2,6 +2,7 @@ import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const BUILTIN: Record<string, string> = { max: 'warp_active_max', min: 'warp_active_min', '+': 'warp_active_sum', '*': 'warp_active_product' };
 
@@ -163,8 +164,8 @@ function loopDistances(m: LuisaModel, loop: SyntaxNode, step: Step, body: Syntax
     const dists = list.namedChildren.map((x) => m.constValue(x));
     return dists.every((x) => x !== null) ? { dists: dists as number[], safe: true } : null;
   }
-  const halves = (t: string): boolean => new RegExp(`^${v}\\s*(>>=\\s*1u?|/=\\s*2u?|=\\s*${v}\\s*(>>\\s*1u?|/\\s*2u?))$`).test(t.replace(/;$/, '').trim());
-  const reachesOne = (c: SyntaxNode | null): boolean => !!c && new RegExp(`^\\(?\\s*${v}\\s*(>\\s*0u?|>=\\s*1u?|!=\\s*0u?)\\s*\\)?$`).test(c.text.trim());
+  const halves = (t: string): boolean => new RegExp(`^${esc(v)}\\s*(>>=\\s*1u?|/=\\s*2u?|=\\s*${esc(v)}\\s*(>>\\s*1u?|/\\s*2u?))$`).test(t.replace(/;$/, '').trim());
+  const reachesOne = (c: SyntaxNode | null): boolean => !!c && new RegExp(`^\\(?\\s*${esc(v)}\\s*(>\\s*0u?|>=\\s*1u?|!=\\s*0u?)\\s*\\)?$`).test(c.text.trim());
   const series = (start: number | null): number[] | null => {
     if (start === null || start <= 0) return null;
     const out: number[] = [];

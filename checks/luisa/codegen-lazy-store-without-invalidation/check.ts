@@ -1,5 +1,6 @@
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const LAZY_NAME = /\w*(?:lazy|deferred|pending_expr)\w*/i;
 /** An insert into a lazy map: `lazy_[id] = e`, `lazy_.emplace(...)`, `deferred->insert(...)`. */
@@ -61,7 +62,7 @@ export default defineCheck({
         for (const mm of text.matchAll(INSERT)) lazyNames.add(mm[1] ?? mm[2]);
         if (!lazyNames.size) return;
         const mentionsLazy = (t: string): string | null => {
-          for (const n of lazyNames) if (new RegExp(`\\b${n}\\b`).test(t)) return n;
+          for (const n of lazyNames) if (new RegExp(`\\b${esc(n)}\\b`).test(t)) return n;
           return null;
         };
         // Classes whose methods or body use a lazy map.

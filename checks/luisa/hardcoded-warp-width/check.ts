@@ -2,6 +2,7 @@ import { luisaModel, type DslBody, type LuisaModel } from '../../../src/analysis
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** `thread_x()`, `dispatch_x()`, `thread_id().x`, `dispatch_id().x`, or a local initialized with one. */
 function isThreadIndex(m: LuisaModel, n: SyntaxNode | null, depth = 0): boolean {
@@ -31,7 +32,7 @@ function widthOf(op: string, v: number): number | null {
 function allowed(b: DslBody, v: number, name: string | null): boolean {
   if (b.warpSize?.value === v) return true;
   if (b.blockSize && (b.blockSize.dims.includes(v) || b.blockSize.product === v)) return true;
-  if (name && b.blockSize?.args.some((a) => new RegExp(`\\b${name}\\b`).test(a.text))) return true;
+  if (name && b.blockSize?.args.some((a) => new RegExp(`\\b${esc(name)}\\b`).test(a.text))) return true;
   return false;
 }
 
@@ -147,7 +148,7 @@ function loopOf(n: SyntaxNode, name: string): SyntaxNode | null {
     if (cur.type === 'lambda_expression') return null;
     if (cur.type === 'for_statement') {
       const init = cur.childForFieldName('initializer');
-      if (init && new RegExp(`\\b${name}\\b\\s*=`).test(init.text)) return cur;
+      if (init && new RegExp(`\\b${esc(name)}\\b\\s*=`).test(init.text)) return cur;
     }
     if (cur.type === 'for_range_loop' && cur.childForFieldName('declarator')?.text.replace(/^[&*\s]+/, '') === name) return cur;
     if (cur.type === 'if_statement' || cur.type === 'while_statement') {

@@ -2,6 +2,7 @@ import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 const isEmpty = (s: SyntaxNode): boolean => (s.type === 'expression_statement' && s.namedChildCount === 0) || s.type === 'comment';
 
@@ -47,7 +48,7 @@ function accumulation(stmt: SyntaxNode, variable: string): { acc: string; value:
   const [v, idx] = r.childForFieldName('arguments')?.namedChildren ?? [];
   if (!v || unparen(idx)?.text !== variable) return null;
   // The value must not change per iteration (`warp_read_lane(w[i], i)` is not a prefix of one value).
-  if (new RegExp(`\\b${variable}\\b`).test(v.text)) return null;
+  if (new RegExp(`\\b${esc(variable)}\\b`).test(v.text)) return null;
   return { acc: l.text, value: v, read: r };
 }
 

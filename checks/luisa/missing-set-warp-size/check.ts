@@ -3,6 +3,7 @@ import { functionName } from '../../../src/analysis/flow.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation, escapeRe as esc } from '../../../src/engine/regex.js';
 
 const USES_WIDTH = /^(warp_active_\w+|warp_prefix_\w+|warp_read_lane|warp_lane_id|warp_is_first_active_lane)$/;
 
@@ -35,7 +36,7 @@ function hostWidthUncached(m: LuisaModel, b: DslBody): string | null {
   if (!captures) return null;
   const capText = captures.text;
   const byRef = /\[\s*[&=]/.test(capText);
-  const captured = (name: string) => byRef || new RegExp(`[\\[,]\\s*&?\\s*${name}\\s*[,\\]]`).test(capText);
+  const captured = (name: string) => byRef || new RegExp(`[\\[,]\\s*&?\\s*${esc(name)}\\s*[,\\]]`).test(capText);
   let fn: SyntaxNode | null = b.node.parent;
   while (fn && fn.type !== 'function_definition' && fn.type !== 'lambda_expression') fn = fn.parent;
   if (!fn) return null;
@@ -80,7 +81,7 @@ export default defineCheck({
           const name = /^\w+$/.test(fname) && fname !== 'main' ? fname : null;
           if (name && !names.includes(name)) names.push(name);
         }
-        const warpCallables = new RegExp(`^(${names.join('|')})$`);
+        const warpCallables = new RegExp(`^(${alternation(names)})$`);
         // First width-dependent use per kernel, in one pass over the calls.
         const firstUse = new Map<number, SyntaxNode>();
         const pinned = new Set<number>();

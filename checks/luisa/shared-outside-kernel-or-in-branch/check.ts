@@ -2,6 +2,7 @@ import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { lastName, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** Host runtime objects: a function holding one runs on the host, not while a kernel records. */
 const HOST_RUNTIME = /\b(Device|Stream|CommandList|Context)\s*[&*]?\s*\w+\s*[=;,){]|\.compile\s*[<(]|\bcreate_(stream|device|buffer|image)\b/;
@@ -117,7 +118,7 @@ function escapeOf(m: LuisaModel, decl: SyntaxNode, name: string, body: SyntaxNod
     for (const a of br.stmt.descendantsOfType('assignment_expression')) {
       const r = a.childForFieldName('right');
       const l = a.childForFieldName('left');
-      if (!r || l?.type !== 'identifier' || !new RegExp(`^&\\s*${name}$`).test(r.text.replace(/\s/g, '').replace(/^&\(?/, '&').replace(/\)$/, ''))) continue;
+      if (!r || l?.type !== 'identifier' || !new RegExp(`^&\\s*${esc(name)}$`).test(r.text.replace(/\s/g, '').replace(/^&\(?/, '&').replace(/\)$/, ''))) continue;
       const p = m.declOf(l.text, l);
       if (!p || p.node.startIndex >= br.stmt.startIndex) continue;
       if (ids.some((i) => i.text === l.text && i.startIndex >= end)) return { cond, how: `and its address escapes through \`${l.text}\`, used after it` };

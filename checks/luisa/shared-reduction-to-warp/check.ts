@@ -2,6 +2,7 @@ import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { contains, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const HALVES = /^([A-Za-z_]\w*)\s*(?:>>=\s*1u?|\/=\s*2u?|=\s*\1\s*(?:>>\s*1u?|\/\s*2u?))\s*;?$/;
 const LOOPS = new Set(['while_statement', 'for_statement', 'do_statement', 'if_statement']);
@@ -110,7 +111,7 @@ export default defineCheck({
           // A compare-exchange that also writes the upper slot (`s[tid + half] = max(a, b)`) is a sorting
           // network, not a reduction: a tree only ever writes the lower half.
           const arr = combine.array;
-          const halfRe = new RegExp(`\\b(${[...halving].join('|')})\\b`);
+          const halfRe = new RegExp(`\\b(${alternation([...halving])})\\b`);
           const writesUpper = body.descendantsOfType('assignment_expression').some((a) => {
             const l = a.childForFieldName('left');
             return l?.type === 'subscript_expression' && l.childForFieldName('argument')?.text === arr && halfRe.test(l.childForFieldName('indices')?.text ?? '');

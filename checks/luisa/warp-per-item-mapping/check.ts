@@ -2,6 +2,7 @@ import { luisaModel, type DslBody, type LuisaModel } from '../../../src/analysis
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** `block_id().x` / `block_x()`: the block index alone. */
 function isBlockIndex(n: SyntaxNode | null): boolean {
@@ -91,8 +92,8 @@ export default defineCheck({
             if (!hasBlockIndex(value) || !hasWarpIndex(m, value)) continue;
             // Correct mapping: every use of the item outside conditions sits under `$if (item < n)`,
             // or an early `$if (item >= n) { $return; };` precedes it.
-            const guardRe = new RegExp(`\\b${item}\\b\\s*(<|<=)|(>|>=)\\s*\\b${item}\\b`);
-            const exitRe = new RegExp(`\\b${item}\\b\\s*(>=|>)|(<|<=)\\s*\\b${item}\\b`);
+            const guardRe = new RegExp(`\\b${esc(item)}\\b\\s*(<|<=)|(>|>=)\\s*\\b${esc(item)}\\b`);
+            const exitRe = new RegExp(`\\b${esc(item)}\\b\\s*(>=|>)|(<|<=)\\s*\\b${esc(item)}\\b`);
             const earlyExit = k.body.descendantsOfType('if_statement').some((s) => m.isDeviceBranch(s) && s.startIndex > d.endIndex && exitRe.test(m.conditionOf(s)?.text ?? '') && /\$return\b|\breturn\b/.test(s.childForFieldName('consequence')?.text ?? ''));
             if (earlyExit) continue;
             const unguarded = uses.some((u) => {

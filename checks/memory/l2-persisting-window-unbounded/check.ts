@@ -7,6 +7,7 @@ import { calleePath, lastName, quote, unparen } from '../../../src/analysis/synt
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const MB = 1024 * 1024;
 const FIELDS = ['base_ptr', 'num_bytes', 'hitRatio', 'hitProp', 'missProp'] as const;
@@ -109,7 +110,7 @@ function setAsideTerms(root: SyntaxNode, vocabNames: readonly string[]): (at: Sy
     let re = cache.get(scope);
     if (!re) {
       const names = [...(byScope.get(GLOBAL) ?? []), ...(scope === GLOBAL ? [] : byScope.get(scope) ?? [])];
-      re = new RegExp(`${names.length ? `\\b(${names.map(esc).join('|')})\\b|` : ''}${SET_ASIDE_NAME.source}`);
+      re = new RegExp(`\\b(${alternation(names)})\\b|${SET_ASIDE_NAME.source}`);
       cache.set(scope, re);
     }
     return re;

@@ -4,6 +4,7 @@ import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/anal
 import { calleePath, matchesVocab, pyArgs, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 
 const FIX =
@@ -150,7 +151,7 @@ function cudaSites(ctx: CheckContext): { sites: Site[]; pools: SyntaxNode[] } {
     s.node.type === 'declaration' &&
     s.node.namedChildren.some((d) => {
       const name = (d.type === 'init_declarator' ? d.childForFieldName('declarator') : d)?.text ?? '';
-      return /^\w+$/.test(name) && over.some((o) => new RegExp(`\\b${name}\\b`).test(o.text));
+      return /^\w+$/.test(name) && over.some((o) => new RegExp(`\\b${esc(name)}\\b`).test(o.text));
     });
   const dedup = new Map<number, Site>();
   for (const s of sites) {

@@ -4,6 +4,7 @@ import { pythonModel, TEST_OR_BENCH_PATH } from '../../../src/analysis/python.js
 import { calleePath } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
 
 const short = (s: string) => (s.length > 70 ? s.slice(0, 67) + '...' : s).replace(/\s+/g, ' ');
 
@@ -26,7 +27,7 @@ export default defineCheck({
   needsProjectVocabulary: true,
   create(ctx) {
     const vocab = ctx.config.vocab;
-    const reproducible = new RegExp(vocab.reproducible_reduction_names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
+    const reproducible = new RegExp(alternation(vocab.reproducible_reduction_names), 'i');
     const py = ctx.source.language === 'python';
 
     const pythonTarget = (d: { node: SyntaxNode; keyword: SyntaxNode | null; call: SyntaxNode | null }): void => {
@@ -51,9 +52,9 @@ export default defineCheck({
       let replace: { from: SyntaxNode; text: string } | undefined;
       if (d.keyword && d.call.startPosition.row === d.call.endPosition.row) {
         const line = ctx.linesOf(d.call);
-        const kw = d.keyword.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        const next = line.replace(new RegExp(`,\\s*${kw}`), '');
-        const text = next !== line ? next : line.replace(new RegExp(`${kw}\\s*,\\s*`), '').replace(new RegExp(kw), '');
+        const kw = d.keyword.text;
+        const next = line.replace(new RegExp(`,\\s*${esc(kw)}`), '');
+        const text = next !== line ? next : line.replace(new RegExp(`${esc(kw)}\\s*,\\s*`), '').replace(new RegExp(esc(kw)), '');
         if (text !== line) replace = { from: d.call, text };
       }
       ctx.report({

@@ -5,6 +5,7 @@ import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import type { Source } from '../../../src/sources/types.js';
+import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
 
 /** `0.0`, `0`, `-0.0`, `np.float64(0.0)`: a constant origin, i.e. no centering. */
 function constantOrigin(n: SyntaxNode | null | undefined): boolean {
@@ -72,8 +73,8 @@ export default defineCheck({
 
     /** A kernel string that never computes in fp32: no compute typedef that can be float, no float arithmetic. */
     function fp64Only(src: Source): boolean {
-      const td = ctx.config.vocab.precision_typedefs.map((s) => s.replace(/\W/g, '')).join('|');
-      const m = new RegExp(`typedef\\s+(\\S+)\\s+(${td})\\s*;`).exec(src.text);
+      const TD = alternation(ctx.config.vocab.precision_typedefs.map((s) => s.replace(/\W/g, '')));
+      const m = new RegExp(`typedef\\s+(\\S+)\\s+(${TD})\\s*;`).exec(src.text);
       if (!m) return !/\bfloat\b/.test(src.text);
       if (m[1] === 'double') return true;
       const arg = src.placeholders?.get(m[1]);

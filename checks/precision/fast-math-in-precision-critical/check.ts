@@ -4,6 +4,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 // `--use_fast_math` = ftz + approximate div/sqrt + fmad; the others are its parts (003 §7.4). `--fmad=true` is
 // nvcc/NVRTC's default, so only an explicit spelling is a choice worth questioning.
@@ -27,7 +28,7 @@ function classifier(words: readonly string[]): (name: string) => boolean {
   const long = words.filter((w) => w.length >= 5).map(esc);
   const short = words.filter((w) => w.length < 5).map(esc);
   const parts = [long.length ? `(${long.join('|')})` : '', short.length ? `(${short.join('|')})(s|es|ed|ing|ping|ion|ions)?(?=_|$)` : ''].filter(Boolean);
-  const re = new RegExp(`(^|_)(${parts.join('|')})`, 'i');
+  const re = new RegExp(`(^|_)(${parts.join('|')})`, 'i'); // regex-safe: parts are built from escaped words
   return (name) => re.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[-.\s]+/g, '_'));
 }
 
@@ -224,7 +225,7 @@ function declsOf(scope: SyntaxNode, name: string): SyntaxNode[] {
 }
 
 function cxxPlanGuard(ctx: CheckContext, n: SyntaxNode, stop: SyntaxNode): boolean {
-  const plan = new RegExp(`\\b(${ctx.config.vocab.precision_plan_names.join('|')}|\\w+_plan)\\s*(\\.|->)`);
+  const plan = new RegExp(`\\b(${alternation(ctx.config.vocab.precision_plan_names)}|\\w+_plan)\\s*(\\.|->)`);
   for (let p: SyntaxNode | null = n.parent; p && p.id !== stop.id; p = p.parent) {
     if (p.type === 'if_statement' || p.type === 'conditional_expression') {
       const c = p.childForFieldName('condition');

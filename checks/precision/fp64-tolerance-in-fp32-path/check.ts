@@ -1,6 +1,7 @@
 import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { escapeRe as esc } from '../../../src/engine/regex.js';
 
 /** fp32 resolves ~7 decimal digits (FLT_EPSILON ≈ 1.19e-7): a tolerance below 1e-7 only exists in fp64 (003 §6.6). */
 const FP32_RESOLUTION = 1e-7;
@@ -64,7 +65,7 @@ export default defineCheck({
         for (const d of root.descendantsOfType('alias_declaration')) {
           if (typedefs.includes(d.childForFieldName('name')?.text ?? '')) decls.push(d.childForFieldName('type')!);
         }
-        const templated = root.descendantsOfType('type_parameter_declaration').some((p) => typedefs.some((t) => new RegExp(`\\b${t}\\b`).test(p.text)));
+        const templated = root.descendantsOfType('type_parameter_declaration').some((p) => typedefs.some((t) => new RegExp(`\\b${esc(t)}\\b`).test(p.text)));
         if (!templated && !decls.some((t) => t && canBeFloat(t))) return;
 
         const m = ctx.get(cudaModel);

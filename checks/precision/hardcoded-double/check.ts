@@ -2,6 +2,7 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { castOf, computeTTypedef, declaredType, isExactArithmeticHelper, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 const FP_TYPES = /^(double|float|compute_t|__FMT_\w+__|half|__half)$/;
 // `::sqrt` / `std::exp` are the same fp64 math as the unqualified call.
@@ -78,7 +79,7 @@ function analyse(ctx: CheckContext): void {
   if (ctx.source.language === 'cuda' && !ctx.config.precision.requireComputeT) return;
   const m = ctx.get(cudaModel);
   const typedef = computeTTypedef(ctx.source.root);
-  const constructive = new RegExp(ctx.config.vocab.constructive_kernel_names.join('|'), 'i');
+  const constructive = new RegExp(alternation(ctx.config.vocab.constructive_kernel_names), 'i');
   const file = ctx.source.path.split('/').pop() ?? '';
   if (constructive.test(file)) return;
   const msg = typedef === null ? 'noTypedef' : 'hardcoded';

@@ -2,6 +2,7 @@ import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analy
 import { computeTOnlyDouble, computeTTypedef, declaredType } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 /** Names a Kahan / Neumaier compensation term goes by (003 §6.5 uses `kahan_c`). */
 function isCompensationName(name: string): boolean {
@@ -52,7 +53,7 @@ function analyse(ctx: CheckContext): void {
   const typedef = computeTTypedef(ctx.source.root);
   // Compiled only as fp64 (datacenter path, `typedef double compute_t`): Kahan buys nothing.
   if (computeTOnlyDouble(ctx.source, typedef)) return;
-  const metric = new RegExp(ctx.config.vocab.metric_kernel_names.join('|'), 'i');
+  const metric = new RegExp(alternation(ctx.config.vocab.metric_kernel_names), 'i');
   const fpTypes = new Set(['float', ...ctx.config.vocab.precision_typedefs]);
   for (const fn of m.functions) {
     if (!(fn.isKernel || fn.isDevice) || !fn.body || !metric.test(fn.name)) continue;

@@ -2,6 +2,7 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { castOf, declaredType, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 type Side = 'min' | 'max';
 type Rounding = 'rn' | 'rd' | 'ru' | 'rz';
@@ -60,7 +61,7 @@ interface Site {
 
 function analyse(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
-  const bounds = new RegExp(ctx.config.vocab.bounds_kernel_names.join('|'), 'i');
+  const bounds = new RegExp(alternation(ctx.config.vocab.bounds_kernel_names), 'i');
   const sites: Site[] = [];
   for (const fn of m.functions) {
     if (!(fn.isKernel || fn.isDevice) || !fn.body || !bounds.test(fn.name) || DISPLAY.test(fn.name)) continue;

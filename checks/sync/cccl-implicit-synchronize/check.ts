@@ -3,6 +3,7 @@ import { commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unpare
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
+import { alternation } from '../../../src/engine/regex.js';
 
 // Names of scan/reduce/sort/compaction wrappers (`reduce_sum`, `segmented_sort_pairs`, `compact_indices`).
 const CCCL_LIKE = /(^|_)(sum|scan|reduce|sort|select|partition|unique|histogram|compact)(_|$)/;
@@ -58,7 +59,7 @@ export default defineCheck({
         const defaults = localDefaults(root);
         // Cheap line filter first: a candidate call names a wrapper or passes `synchronize=` on its first line.
         const names = [...wrappers, ...defaults.keys()].map((w) => w.replace(/\W/g, ''));
-        const hint = new RegExp(`\\b(${names.join('|') || '(?!)'})\\s*\\(|\\bsynchronize\\s*=`);
+        const hint = new RegExp(`\\b(${alternation(names)})\\s*\\(|\\bsynchronize\\s*=`);
         const rows = new Set<number>();
         text.split('\n').forEach((l, i) => hint.test(l) && rows.add(i));
         if (!rows.size) return;
