@@ -3,6 +3,7 @@ import type { ResolvedConfig } from './config/schema.js';
 import { parseUnifiedDiff, hunkNewText, hunkOfLine, type DiffFile, type DiffModel } from './diff/model.js';
 import type { CheckDef } from './engine/check.js';
 import { applyPrecedence } from './engine/precedence.js';
+import { alsoAt, groupFindings } from './engine/group.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { runChecks, type RawFinding } from './engine/runner.js';
 import { isSuppressed, scanSuppressions } from './engine/suppress.js';
@@ -241,12 +242,12 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
     sources.push(...built);
     for (const s of built) {
       const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary || (c.vocabularyOptIn?.(config, s.language, full ?? hunkText) ?? false)));
-      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline));
+      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline, projectVocabulary));
     }
   }
   const sup = scanSuppressions(lines);
   const visible = raw.filter((f) => !isSuppressed(sup, f.ruleId, f.line) && atLeast(f.severity, config.minSeverity));
-  const ranked = applyPrecedence(visible, new Map(checks.map((c) => [c.id, c])));
+  const ranked = groupFindings(applyPrecedence(visible, new Map(checks.map((c) => [c.id, c]))));
   // Identical code flagged twice in one function keeps distinct, still line-independent, identities.
   const seen = new Map<string, number>();
   const out: Finding[] = ranked
@@ -254,7 +255,7 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
     .map((f) => {
       const n = (seen.get(f.fingerprint) ?? 0) + 1;
       seen.set(f.fingerprint, n);
-      const { sourceLabel: _s, startIndex: _a, endIndex: _b, scope: _c, ...finding } = f;
+      const { sourceLabel: _s, startIndex: _a, endIndex: _b, scope: _c, groupKey: _g, subject: _j, ...finding } = f;
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
   return { language, sources, findings: out, lines };
@@ -278,9 +279,22 @@ function tooLarge(bytes: number, config: ResolvedConfig): FileOutcome {
 /** Diff filter: where each finding sits relative to the diff, then the scope decides what is reported. */
 function annotate(findings: Finding[], file: DiffFile, scope: Scope): Finding[] {
   const out: Finding[] = [];
+  const isAdded = (m: { line: number; endLine: number }) => {
+    for (let l = m.line; l <= m.endLine; l++) if (file.added.has(l)) return true;
+    return false;
+  };
   for (const f of findings) {
-    let added = false;
-    for (let l = f.line; l <= f.endLine; l++) if (file.added.has(l)) added = true;
+    // A grouped finding is anchored at its first site the diff adds (else: in a hunk), so the
+    // comment lands on the change that brought the hazard in.
+    if (f.members) {
+      const at = f.members.find(isAdded) ?? f.members.find((m) => file.commentable.has(m.line));
+      if (at && at.line !== f.line) {
+        Object.assign(f, { line: at.line, endLine: at.endLine, column: at.column, endColumn: at.endColumn, message: `${at.message} ${alsoAt(at, f.members.filter((m) => m !== at))}` });
+        if (at.fix) f.fix = at.fix;
+        else delete f.fix;
+      }
+    }
+    const added = f.members ? f.members.some(isAdded) : isAdded(f);
     f.onAddedLine = added;
     f.inHunk = file.commentable.has(f.line);
     if (f.fix?.replace) {

@@ -89,7 +89,13 @@ export function read(p: string): string {
 }
 
 /** Apply whole-line replacements (bottom-up) to a text. */
+/** Each site of each finding: a grouped finding becomes one finding per member (its line, message, fix). */
+export function sites(findings: Finding[]): Finding[] {
+  return findings.flatMap((f) => (f.members ? f.members.map((m) => ({ ...f, ...m, fix: m.fix, members: undefined })) : [f]));
+}
+
 export function applyFixes(text: string, findings: Finding[]): string {
+  findings = sites(findings);
   const lines = text.split('\n');
   const edits = findings
     .filter((f) => f.fix?.kind === 'safe' && f.fix.replace)

@@ -61,6 +61,7 @@ export default defineCheck({
       'Output buffer `{{alloc}}` is allocated under a condition on a device value fetched by hand (`{{code}}`); use count_scatter_total() so the pipeline syncs exactly once.',
   },
   fix: 'safe',
+  supersedes: ['host-device/sequential-get-for-totals', 'sync/scalar-conversion-of-device-value'],
   create(ctx) {
     return {
       'source:exit'() {

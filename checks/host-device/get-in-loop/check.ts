@@ -57,6 +57,7 @@ export default defineCheck({
     d2hInLoop: 'Device→host read `{{code}}` inside a loop: every iteration stalls the GPU and round-trips through the host (ping-pong).',
   },
   fix: 'judgment',
+  group: 'loop',
   supersedes: ['sync/scalar-conversion-of-device-value', 'host-device/d2h-mid-pipeline'],
   create(ctx) {
     return {
