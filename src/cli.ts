@@ -7,7 +7,9 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
+import { ruleDocUrl } from './config/docs-url.js';
 import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema.js';
+import { failsGate } from './engine/gate.js';
 import { DiffError } from './diff/model.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { atLeast, SEVERITIES, type Severity } from './engine/types.js';
@@ -182,7 +184,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       text = renderJson(input);
       break;
     case 'sarif':
-      text = renderSarif(input, CHECKS.map((c) => ({ id: c.id, summary: c.summary, citation: c.citation, docUrl: docUrl(c.id), severity: c.severity })));
+      text = renderSarif(input, CHECKS.map((c) => ({ id: c.id, summary: c.summary, citation: c.citation, docUrl: ruleDocUrl(config.docsUrl, c.id), severity: c.severity })));
       break;
     case 'rdjson':
       text = renderRdjson(input);
@@ -194,12 +196,8 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       text = renderText(input, { color });
   }
   await new Promise<void>((res) => process.stdout.write(text.endsWith('\n') ? text : text + '\n', () => res()));
-  const failing = failOn !== 'none' && out.result.findings.some((f) => atLeast(f.severity, failOn));
+  const failing = out.result.findings.some((f) => failsGate(f, failOn, config.failOnConfidence));
   return failing ? 1 : 0;
-}
-
-function docUrl(id: string): string {
-  return `https://github.com/gpu-review/gpu-review/blob/main/checks/${id}/README.md`;
 }
 
 function listRules(format: string): string {

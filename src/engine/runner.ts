@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
+import { ruleDocUrl } from '../config/docs-url.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Source } from '../sources/types.js';
 import { renderMessage, type Analysis, type CheckContext, type CheckDef, type Report } from './check.js';
 import { severityRank, type Finding, type ReviewError, type SyntaxNode } from './types.js';
-
-export const DOCS_BASE = 'https://github.com/gpu-review/gpu-review/blob/main/checks';
 
 export interface RawFinding extends Finding {
   /** Which source it came from (for dropping findings in parse-error regions). */
@@ -144,7 +143,7 @@ export function runChecks(
         return lines.slice(from.startPosition.row, (to ?? from).endPosition.row + 1).join('\n');
       },
       report(r: Report): void {
-        const f = toFinding(check, source, r);
+        const f = toFinding(check, source, r, config);
         if (f) findings.push(f);
       },
     };
@@ -213,7 +212,7 @@ export function runChecks(
   return findings.filter((f) => !overlapsError(source, f.startIndex, f.endIndex));
 }
 
-function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | null {
+function toFinding(check: CheckDef, source: Source, r: Report, config: ResolvedConfig): RawFinding | null {
   const start = source.toFile(r.node.startPosition.row, r.node.startPosition.column);
   if (!start) return null;
   const end = source.toFile(r.node.endPosition.row, r.node.endPosition.column) ?? start;
@@ -231,7 +230,7 @@ function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | nul
     message: renderMessage(template, r.data),
     citation: check.citation,
     why: check.why,
-    docUrl: `${DOCS_BASE}/${check.id}/README.md`,
+    docUrl: ruleDocUrl(config.docsUrl, check.id),
     path: source.path,
     language: source.language,
     line: start.line,
