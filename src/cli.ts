@@ -117,6 +117,7 @@ interface ReviewFlags {
   failOn?: Severity | 'none';
   config?: string;
   color?: boolean;
+  reportUnusedSuppressions?: boolean;
 }
 
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
@@ -169,6 +170,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     if (e instanceof DiffError) throw new UsageError(e.message);
     throw e;
   }
+  if (!flags.reportUnusedSuppressions) delete out.result.unusedSuppressions;
   const input: ReportInput = {
     result: out.result,
     diff: out.diff,
@@ -196,7 +198,8 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       text = renderText(input, { color });
   }
   await new Promise<void>((res) => process.stdout.write(text.endsWith('\n') ? text : text + '\n', () => res()));
-  const failing = out.result.findings.some((f) => failsGate(f, failOn, config.failOnConfidence));
+  // As ESLint's --report-unused-disable-directives: a suppression that silences nothing fails too.
+  const failing = out.result.findings.some((f) => failsGate(f, failOn, config.failOnConfidence)) || (out.result.unusedSuppressions?.length ?? 0) > 0;
   return failing ? 1 : 0;
 }
 
@@ -243,6 +246,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding reaches this severity (default from config, else high)').choices([...SEVERITIES, 'none']))
     .option('--config <file>', 'config file (YAML or JSON; default: <repo>/.github/gpu-review.yml)')
+    .option('--report-unused-suppressions', 'list gpu-review: ignore[…] comments that silenced nothing (and exit 1 when there are any)')
     .option('--color', 'force colour output')
     .option('--no-color', 'disable colour output')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {

@@ -6,8 +6,8 @@ import { applyPrecedence } from './engine/precedence.js';
 import { alsoAt, groupFindings } from './engine/group.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { runChecks, type RawFinding } from './engine/runner.js';
-import { isSuppressed, scanSuppressions } from './engine/suppress.js';
-import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
+import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from './engine/suppress.js';
+import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
 import { workerLanes } from './engine/pool.js';
@@ -74,6 +74,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const files: FileReport[] = [];
   const errors: ReviewError[] = [];
   const fileLines = new Map<string, Array<string | undefined>>();
+  const unused: UnusedSuppression[] = [];
 
   const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
   const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
@@ -122,9 +123,10 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     fileLines.set(report.path, d.lines ?? []);
     report.findings = d.findings.length;
     findings.push(...d.findings);
+    for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  return { result: { findings, files, errors }, diff, fileLines };
+  return { result: { findings, files, errors, ...(unused.length ? { unusedSuppressions: unused } : {}) }, diff, fileLines };
 }
 
 function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
@@ -148,6 +150,7 @@ export interface FileDone {
   /** Annotated by the diff filter, in the order the review reports them. */
   findings: Finding[];
   errors: ReviewError[];
+  unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
 /**
@@ -162,7 +165,9 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
     const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
-    return { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+    const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+    if (got.unusedSuppressions?.length) done.unusedSuppressions = got.unusedSuppressions;
+    return done;
   } catch (e) {
     if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
     const skipped = e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`;
@@ -180,6 +185,7 @@ interface FileOutcome {
   sources: Source[];
   findings: Finding[];
   lines: Array<string | undefined>;
+  unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
 function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[]): FileOutcome {
@@ -246,6 +252,10 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
     }
   }
   const sup = scanSuppressions(lines);
+  const known = new Set([...CHECKS.map((c) => c.id), ...checks.map((c) => c.id), '*']);
+  if (sup.all.length) {
+    for (const u of unknownSuppressionIds(sup, known)) errors.push({ path: file.path, message: `line ${u.line}: unknown rule id "${u.id}" in a gpu-review: ignore[…] comment` });
+  }
   const visible = raw.filter((f) => !isSuppressed(sup, f.ruleId, f.line) && atLeast(f.severity, config.minSeverity));
   const ranked = groupFindings(applyPrecedence(visible, new Map(checks.map((c) => [c.id, c]))));
   // Identical code flagged twice in one function keeps distinct, still line-independent, identities.
@@ -258,7 +268,9 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
       const { sourceLabel: _s, startIndex: _a, endIndex: _b, scope: _c, groupKey: _g, subject: _j, ...finding } = f;
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
-  return { language, sources, findings: out, lines };
+  // An unknown id is an error of its own, not also an unused suppression.
+  const unusedSup = unusedSuppressions(sup).filter((u) => known.has(u.id)).map((u) => ({ line: u.line, column: u.column, ruleId: u.id }));
+  return { language, sources, findings: out, lines, ...(unusedSup.length ? { unusedSuppressions: unusedSup } : {}) };
 }
 
 /** A post-change file from the wrong tree would put every anchor on the wrong line. */

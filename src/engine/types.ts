@@ -106,8 +106,18 @@ export interface ReviewError {
   message: string;
 }
 
+/** A `gpu-review: ignore[id]` that silenced nothing in this review (`--report-unused-suppressions`). */
+export interface UnusedSuppression {
+  path: string;
+  line: number;
+  column: number;
+  ruleId: string;
+}
+
 export interface ReviewResult {
   findings: Finding[];
   files: FileReport[];
   errors: ReviewError[];
+  /** Suppressions that matched no finding, in file order. */
+  unusedSuppressions?: UnusedSuppression[];
 }

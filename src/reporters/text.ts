@@ -189,6 +189,11 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
     );
   }
 
+  const unused = input.result.unusedSuppressions ?? [];
+  if (unused.length > 0) {
+    blocks.push([paint('unused suppressions:', 'bold'), ...unused.map((u) => `  ${u.path}:${u.line}:${u.column}: gpu-review: ignore[${u.ruleId}] silenced nothing`)].join('\n'));
+  }
+
   const reviewed = new Set([...files.filter((f) => f.skipped === undefined).map((f) => f.path), ...findings.map((f) => f.path)]);
   const breakdown = findings.length ? ` (${severityBreakdown(findings)})` : '';
   const summary = `${plural(findings.length, 'finding')}${breakdown} in ${plural(reviewed.size, 'file')}; ${plural(skipped.length, 'file')} skipped`;
