@@ -227,6 +227,8 @@ export interface FindingOut {
   severity: string;
   message: string;
   also?: string[];
+  /** Sites of a grouped finding (engine/group.ts); the row is caught when any of them covers it. */
+  members?: Array<{ line: number; endLine: number }>;
 }
 export interface RowResult {
   id: string;
@@ -257,13 +259,28 @@ export interface CleanResult {
 }
 
 function out(f: Finding): FindingOut {
-  return { rule: f.ruleId, line: f.line, endLine: f.endLine, severity: f.severity, message: f.message, ...(f.also?.length ? { also: f.also } : {}) };
+  return {
+    rule: f.ruleId,
+    line: f.line,
+    endLine: f.endLine,
+    severity: f.severity,
+    message: f.message,
+    ...(f.also?.length ? { also: f.also } : {}),
+    ...(f.members ? { members: f.members.map((m) => ({ line: m.line, endLine: m.endLine })) } : {}),
+  };
 }
 
 /** The lines a finding speaks for: its range, or its first line when the range is a whole body. */
 function covers(f: FindingOut, start: number, end: number): boolean {
-  const last = f.endLine - f.line > 40 ? f.line : f.endLine;
-  return f.line <= end && last >= start;
+  return (f.members ?? [f]).some((m) => {
+    const last = m.endLine - m.line > 40 ? m.line : m.endLine;
+    return m.line <= end && last >= start;
+  });
+}
+
+/** A judgement names one line of a finding: the anchor, or any site of a grouped one. */
+function atLine(f: FindingOut, line: number): boolean {
+  return f.line === line || (f.members ?? []).some((m) => m.line === line);
 }
 
 const fileReader = (git: Git, commit: string) => async (p: string) => git.show(commit, p);
@@ -323,8 +340,9 @@ export async function runClean(row: CleanRow, git: Git, config: ResolvedConfig, 
     const file = r.result.files.find((f) => f.path === row.path);
     if (file?.skipped) res.skipped = file.skipped;
     res.findings = r.result.findings.map((f) => {
-      const j = judgements.find((x) => x.kind === 'clean' && x.id === row.id && x.rule === f.ruleId && x.line === f.line);
-      return { ...out(f), verdict: j?.verdict ?? 'unjudged' };
+      const o = out(f);
+      const j = judgements.find((x) => x.kind === 'clean' && x.id === row.id && x.rule === f.ruleId && atLine(o, x.line));
+      return { ...o, verdict: j?.verdict ?? 'unjudged' };
     });
   } catch (e) {
     res.status = 'error';
@@ -512,7 +530,7 @@ export async function main(argv: string[]): Promise<number> {
     lines.push('', 'fix diffs with same-family findings on their added lines:');
     for (const r of rows.filter((x) => x.fix.length)) {
       for (const f of r.fix) {
-        const j = corpus.judgements.find((x) => x.kind === 'fix' && x.id === r.id && x.rule === f.rule && x.line === f.line);
+        const j = corpus.judgements.find((x) => x.kind === 'fix' && x.id === r.id && x.rule === f.rule && atLine(f, x.line));
         lines.push(`  ${r.id} [${r.half}] ${f.rule}@${f.line} ${j ? j.verdict : 'unjudged'}: ${f.message.slice(0, 140)}`);
       }
     }

@@ -7,7 +7,9 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
+import { ruleDocUrl } from './config/docs-url.js';
 import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema.js';
+import { failsGate } from './engine/gate.js';
 import { DiffError } from './diff/model.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { atLeast, SEVERITIES, type Severity } from './engine/types.js';
@@ -161,6 +163,7 @@ interface ReviewFlags {
   failOn?: Severity | 'none';
   config?: string;
   color?: boolean;
+  reportUnusedSuppressions?: boolean;
 }
 
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
@@ -214,6 +217,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     if (e instanceof DiffError) throw new UsageError(e.message);
     throw e;
   }
+  if (!flags.reportUnusedSuppressions) delete out.result.unusedSuppressions;
   const input: ReportInput = {
     result: out.result,
     diff: out.diff,
@@ -229,7 +233,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       text = renderJson(input);
       break;
     case 'sarif':
-      text = renderSarif(input, CHECKS.map((c) => ({ id: c.id, summary: c.summary, citation: c.citation, docUrl: docUrl(c.id), severity: c.severity })));
+      text = renderSarif(input, CHECKS.map((c) => ({ id: c.id, summary: c.summary, citation: c.citation, docUrl: ruleDocUrl(config.docsUrl, c.id), severity: c.severity })));
       break;
     case 'rdjson':
       text = renderRdjson(input);
@@ -241,12 +245,9 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       text = renderText(input, { color });
   }
   await new Promise<void>((res) => process.stdout.write(text.endsWith('\n') ? text : text + '\n', () => res()));
-  const failing = failOn !== 'none' && out.result.findings.some((f) => atLeast(f.severity, failOn));
+  // As ESLint's --report-unused-disable-directives: a suppression that silences nothing fails too.
+  const failing = out.result.findings.some((f) => failsGate(f, failOn, config.failOnConfidence)) || (out.result.unusedSuppressions?.length ?? 0) > 0;
   return failing ? 1 : 0;
-}
-
-function docUrl(id: string): string {
-  return `https://github.com/gpu-review/gpu-review/blob/main/checks/${id}/README.md`;
 }
 
 function listRules(format: string): string {
@@ -292,6 +293,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding reaches this severity (default from config, else high)').choices([...SEVERITIES, 'none']))
     .option('--config <file>', 'config file (YAML or JSON; default: <repo>/.github/gpu-review.yml)')
+    .option('--report-unused-suppressions', 'list gpu-review: ignore[…] comments that silenced nothing (and exit 1 when there are any)')
     .option('--color', 'force colour output')
     .option('--no-color', 'disable colour output')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {

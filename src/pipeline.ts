@@ -3,10 +3,11 @@ import type { ResolvedConfig } from './config/schema.js';
 import { parseUnifiedDiff, hunkNewText, hunkOfLine, type DiffFile, type DiffModel } from './diff/model.js';
 import type { CheckDef } from './engine/check.js';
 import { applyPrecedence } from './engine/precedence.js';
+import { alsoAt, groupFindings } from './engine/group.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { runChecks, type RawFinding } from './engine/runner.js';
-import { isSuppressed, scanSuppressions } from './engine/suppress.js';
-import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult } from './engine/types.js';
+import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from './engine/suppress.js';
+import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
 import { FileTimeout, isolatedRunner } from './engine/pool.js';
@@ -74,6 +75,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const files: FileReport[] = [];
   const errors: ReviewError[] = [];
   const fileLines = new Map<string, Array<string | undefined>>();
+  const unused: UnusedSuppression[] = [];
 
   const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
   const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
@@ -131,9 +133,10 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     fileLines.set(report.path, d.lines ?? []);
     report.findings = d.findings.length;
     findings.push(...d.findings);
+    for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  return { result: { findings, files, errors }, diff, fileLines };
+  return { result: { findings, files, errors, ...(unused.length ? { unusedSuppressions: unused } : {}) }, diff, fileLines };
 }
 
 function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
@@ -159,6 +162,7 @@ export interface FileDone {
   /** Annotated by the diff filter, in the order the review reports them. */
   findings: Finding[];
   errors: ReviewError[];
+  unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
 /**
@@ -173,7 +177,9 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
     const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
-    return { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+    const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+    if (got.unusedSuppressions?.length) done.unusedSuppressions = got.unusedSuppressions;
+    return done;
   } catch (e) {
     if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
     const skipped = e instanceof ParseTimeout ? `parse exceeded ${config.limits.fileTimeoutMs} ms` : `internal error: ${(e as Error).message}`;
@@ -191,6 +197,7 @@ interface FileOutcome {
   sources: Source[];
   findings: Finding[];
   lines: Array<string | undefined>;
+  unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
 function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[]): FileOutcome {
@@ -259,12 +266,16 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
     sources.push(...built);
     for (const s of built) {
       const forSource = applicable.filter((c) => c.languages.includes(s.language) && (!c.needsProjectVocabulary || projectVocabulary || (c.vocabularyOptIn?.(config, s.language, full ?? hunkText) ?? false)));
-      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline));
+      if (forSource.length) raw.push(...runChecks(s, forSource, config, errors, deadline, projectVocabulary));
     }
   }
   const sup = scanSuppressions(lines);
+  const known = new Set([...CHECKS.map((c) => c.id), ...checks.map((c) => c.id), '*']);
+  if (sup.all.length) {
+    for (const u of unknownSuppressionIds(sup, known)) errors.push({ path: file.path, message: `line ${u.line}: unknown rule id "${u.id}" in a gpu-review: ignore[…] comment` });
+  }
   const visible = raw.filter((f) => !isSuppressed(sup, f.ruleId, f.line) && atLeast(f.severity, config.minSeverity));
-  const ranked = applyPrecedence(visible, new Map(checks.map((c) => [c.id, c])));
+  const ranked = groupFindings(applyPrecedence(visible, new Map(checks.map((c) => [c.id, c]))));
   // Identical code flagged twice in one function keeps distinct, still line-independent, identities.
   const seen = new Map<string, number>();
   const out: Finding[] = ranked
@@ -272,10 +283,12 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
     .map((f) => {
       const n = (seen.get(f.fingerprint) ?? 0) + 1;
       seen.set(f.fingerprint, n);
-      const { sourceLabel: _s, startIndex: _a, endIndex: _b, scope: _c, ...finding } = f;
+      const { sourceLabel: _s, startIndex: _a, endIndex: _b, scope: _c, groupKey: _g, subject: _j, ...finding } = f;
       return { ...finding, fingerprint: n > 1 ? `${f.fingerprint}-${n}` : f.fingerprint };
     });
-  return { language, sources, findings: out, lines };
+  // An unknown id is an error of its own, not also an unused suppression.
+  const unusedSup = unusedSuppressions(sup).filter((u) => known.has(u.id)).map((u) => ({ line: u.line, column: u.column, ruleId: u.id }));
+  return { language, sources, findings: out, lines, ...(unusedSup.length ? { unusedSuppressions: unusedSup } : {}) };
 }
 
 /** Deepest nesting the analyses are given; real code stays far below it. */
@@ -314,9 +327,22 @@ function tooLarge(bytes: number, config: ResolvedConfig): FileOutcome {
 /** Diff filter: where each finding sits relative to the diff, then the scope decides what is reported. */
 function annotate(findings: Finding[], file: DiffFile, scope: Scope): Finding[] {
   const out: Finding[] = [];
+  const isAdded = (m: { line: number; endLine: number }) => {
+    for (let l = m.line; l <= m.endLine; l++) if (file.added.has(l)) return true;
+    return false;
+  };
   for (const f of findings) {
-    let added = false;
-    for (let l = f.line; l <= f.endLine; l++) if (file.added.has(l)) added = true;
+    // A grouped finding is anchored at its first site the diff adds (else: in a hunk), so the
+    // comment lands on the change that brought the hazard in.
+    if (f.members) {
+      const at = f.members.find(isAdded) ?? f.members.find((m) => file.commentable.has(m.line));
+      if (at && at.line !== f.line) {
+        Object.assign(f, { line: at.line, endLine: at.endLine, column: at.column, endColumn: at.endColumn, message: `${at.message} ${alsoAt(at, f.members.filter((m) => m !== at))}` });
+        if (at.fix) f.fix = at.fix;
+        else delete f.fix;
+      }
+    }
+    const added = f.members ? f.members.some(isAdded) : isAdded(f);
     f.onAddedLine = added;
     f.inHunk = file.commentable.has(f.line);
     if (f.fix?.replace) {

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/engine/registry.generated.js';
-import { applyFixes, fixturePath, listFiles, parseMarkers, read, reviewText } from './helpers.js';
+import { applyFixes, fixturePath, listFiles, parseMarkers, read, reviewText, sites, snapshot } from './helpers.js';
 
 /**
  * The fixture harness (DESIGN.md "One check"): every finding of the rule under test must sit under
@@ -34,7 +34,8 @@ for (const check of CHECKS) {
         const markers = parseMarkers(text).filter((m) => m.rule === check.id);
         expect(markers.length, 'fixture has no markers for this rule').toBeGreaterThan(0);
         const findings = await reviewText(path, text, { checks: [check], repoMode: true });
-        const got = findings.filter((f) => f.ruleId === check.id);
+        // A grouped finding speaks for each of its sites (members).
+        const got = sites(findings.filter((f) => f.ruleId === check.id));
         const lines = new Set(got.map((f) => f.line));
         const expected = markers.filter((m) => m.kind === 'ruleid').map((m) => m.target);
         const todo = new Set(markers.filter((m) => m.kind === 'todoruleid').map((m) => m.target));
@@ -44,6 +45,11 @@ for (const check of CHECKS) {
 
         const diffOnly = await reviewText(path, text, { checks: [check], repoMode: false });
         expect(diffOnly.map((f) => [f.line, f.column, f.ruleId, f.fingerprint])).toEqual(findings.map((f) => [f.line, f.column, f.ruleId, f.fingerprint]));
+
+        // Ruff-style snapshot, reviewed in diffs: every grouped rule, and any fixture that has one.
+        if (check.group || existsSync(file + '.snap')) {
+          await expect(snapshot(findings.filter((f) => f.ruleId === check.id))).toMatchFileSnapshot(`${file}.snap`);
+        }
 
         if (existsSync(file + '.fixed')) {
           expect(applyFixes(text, got)).toBe(read(file + '.fixed'));

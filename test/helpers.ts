@@ -89,7 +89,28 @@ export function read(p: string): string {
 }
 
 /** Apply whole-line replacements (bottom-up) to a text. */
+/**
+ * A snapshot of findings as Ruff keeps them: `line:col ruleId messageId message`, one finding a
+ * line, the sites of a grouped finding indented under it; with `withPath`, each file's path heads its findings.
+ */
+export function snapshot(findings: readonly Finding[], withPath = false): string {
+  const out: string[] = [];
+  let path: string | null = null;
+  for (const f of [...findings].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || a.line - b.line || a.column - b.column || (a.ruleId < b.ruleId ? -1 : 1))) {
+    if (withPath && f.path !== path) out.push(`${(path = f.path)}`);
+    out.push(`${f.line}:${f.column} ${f.ruleId} ${f.messageId} ${f.message}`);
+    for (const m of f.members ?? []) out.push(`    ${m.line}:${m.column} ${m.message}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+/** Each site of each finding: a grouped finding becomes one finding per member (its line, message, fix). */
+export function sites(findings: Finding[]): Finding[] {
+  return findings.flatMap((f) => (f.members ? f.members.map((m) => ({ ...f, ...m, fix: m.fix, members: undefined })) : [f]));
+}
+
 export function applyFixes(text: string, findings: Finding[]): string {
+  findings = sites(findings);
   const lines = text.split('\n');
   const edits = findings
     .filter((f) => f.fix?.kind === 'safe' && f.fix.replace)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { namePattern, type NamePattern } from '../engine/regex.js';
-import { SEVERITIES, type Severity } from '../engine/types.js';
+import { SEVERITIES, type Confidence, type Severity } from '../engine/types.js';
+import { defaultDocsUrl } from './docs-url.js';
 import { ARCH_LIMITS, customGpu, DEFAULT_TARGETS, GPU_TABLE, KNOWN_CCS, knownGpuNames, lookupGpu, type CustomGpuInput, type GpuSpec } from './gpus.js';
 import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_SETUP_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';
 
@@ -91,7 +92,16 @@ export const configSchema = z
       .optional()
       .describe('Per-rule override: a severity, "off", or "on" (enables a preview rule at its own severity).'),
     min_severity: severity.optional().describe('Findings below this severity are not reported. Default: low (report all).'),
-    fail_on: failOn.optional().describe('Severity at or above which the review fails (CLI exit 1, failing check run). Default: high.'),
+    fail_on: failOn.optional().describe('Severity at or above which the review fails (CLI exit 1, failing check run), counting only findings of at least fail_on_confidence. Default: high.'),
+    fail_on_confidence: z
+      .enum(['high', 'medium', 'low'])
+      .optional()
+      .describe('Least confidence a finding needs to fail the review (with fail_on). Default: high, so only severe and high-confidence findings fail a check.'),
+    docs_url: z
+      .string()
+      .url()
+      .optional()
+      .describe('Base URL of the rule documentation: a rule links to <docs_url>/<rule-id>/README.md, or to docs_url with {rule} replaced. Default: GPU_REVIEW_DOCS_URL, else the checks/ folder of package.json "repository"; no link when neither is known.'),
     include: z.array(z.string()).optional().describe('Only review paths matching one of these globs. Default: everything.'),
     exclude: z.array(z.string()).optional().describe('Never review paths matching these globs (e.g. "third_party/**").'),
     targets: z
@@ -161,6 +171,10 @@ export interface ResolvedConfig {
   rules: Record<string, Severity | 'off' | 'on'>;
   minSeverity: Severity;
   failOn: Severity | 'none';
+  /** Least confidence a finding needs to count for failOn. */
+  failOnConfidence: Confidence;
+  /** Base of the rule documentation links; null: no link. */
+  docsUrl: string | null;
   include: string[];
   exclude: string[];
   targets: GpuSpec[];
@@ -265,6 +279,8 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     rules: c.rules ?? {},
     minSeverity: c.min_severity ?? 'low',
     failOn: c.fail_on ?? 'high',
+    failOnConfidence: c.fail_on_confidence ?? 'high',
+    docsUrl: c.docs_url ?? defaultDocsUrl(),
     include: c.include ?? [],
     exclude: c.exclude ?? [],
     targets,

@@ -23,6 +23,12 @@ export interface CheckMeta {
   status?: 'stable' | 'preview';
   /** Rules this one wins over when both match the same code (catalog §2.4 fixed pairs). */
   supersedes?: string[];
+  /**
+   * One finding per root cause (engine/group.ts): the sites this rule reports in one loop
+   * (`loop`), one function or kernel (`function`), or with one value in one file (`value`: the
+   * report's `groupKey`, e.g. a block-size constant used by several launches) become one finding.
+   */
+  group?: 'loop' | 'function' | 'value';
   /** Switched off on repositories without the vibeSpatial vocabulary (catalog §2.4). */
   needsProjectVocabulary?: boolean;
   /**
@@ -44,6 +50,19 @@ export interface Report {
   messageId: string;
   data?: Record<string, string | number>;
   fix?: FixSpec;
+  /**
+   * What the finding is about beyond its node (e.g. `kernel:scale`): a rule that `supersedes`
+   * another also wins over that rule's findings with the same subject in the file, where they sit
+   * on different lines (a launch and the kernel it launches).
+   */
+  subject?: string;
+  /** For `group: 'value'` rules: the value the sites share (default: the node's text). */
+  groupKey?: string;
+  /**
+   * A lower severity than the rule's when this site's own evidence shows less harm (e.g. full
+   * occupancy on every target); a more severe value is ignored.
+   */
+  severity?: Severity;
 }
 
 /** A memoized per-source analysis shared by every check that asks for it. */
@@ -57,6 +76,11 @@ export interface CheckContext {
   config: ResolvedConfig;
   report(r: Report): void;
   get<T>(a: Analysis<T>): T;
+  /**
+   * True when the file uses the project's own helper vocabulary (config `vocabularies.vibespatial_helpers`):
+   * only then may a message or fix name those helpers; otherwise it gives the plain CuPy / CUDA remedy.
+   */
+  projectVocabulary: boolean;
   /** Source text of the lines spanned by a node (for building whole-line fixes). */
   linesOf(from: SyntaxNode, to?: SyntaxNode): string;
 }

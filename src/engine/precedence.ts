@@ -28,7 +28,8 @@ export function applyPrecedence<F extends Finding>(findings: F[], checks: Readon
     if (!sup?.length) continue;
     for (const g of kept) {
       if (g === f || dropped.has(g) || !sup.includes(g.ruleId) || g.path !== f.path) continue;
-      if (g.line <= f.endLine && f.line <= g.endLine) {
+      const sameSubject = 'subject' in f && 'subject' in g && !!f.subject && f.subject === g.subject;
+      if ((g.line <= f.endLine && f.line <= g.endLine) || sameSubject) {
         dropped.add(g);
         f.also = [...new Set([...(f.also ?? []), g.ruleId])];
       }

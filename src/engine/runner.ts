@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
+import { ruleDocUrl } from '../config/docs-url.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Source } from '../sources/types.js';
 import { renderMessage, type Analysis, type CheckContext, type CheckDef, type Report } from './check.js';
-import type { Finding, ReviewError, SyntaxNode } from './types.js';
-
-export const DOCS_BASE = 'https://github.com/gpu-review/gpu-review/blob/main/checks';
+import { severityRank, type Finding, type ReviewError, type SyntaxNode } from './types.js';
 
 export interface RawFinding extends Finding {
   /** Which source it came from (for dropping findings in parse-error regions). */
@@ -13,6 +12,47 @@ export interface RawFinding extends Finding {
   endIndex: number;
   /** Function the finding sits in, for the fingerprint and for precedence. */
   scope: string;
+  /** Grouping key for rules with `group` (engine/group.ts); null when the site stands alone. */
+  groupKey: string | null;
+  /** Report.subject, for precedence across lines. */
+  subject?: string;
+}
+
+const LOOPS = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop', 'list_comprehension', 'generator_expression', 'set_comprehension', 'dictionary_comprehension']);
+
+/** The innermost loop around a node, or null. */
+function enclosingLoop(n: SyntaxNode): SyntaxNode | null {
+  for (let p: SyntaxNode | null = n.parent; p; p = p.parent) {
+    if (LOOPS.has(p.type)) return p;
+    if (p.type === 'function_definition' || p.type === 'lambda_expression') return null;
+  }
+  return null;
+}
+
+function functionNode(n: SyntaxNode): SyntaxNode | null {
+  for (let p: SyntaxNode | null = n.parent; p; p = p.parent) if (p.type === 'function_definition') return p;
+  return null;
+}
+
+/**
+ * The key of the root cause a site belongs to and the text its fingerprint hashes. The text names
+ * the group (the loop's header, the function, the shared value), never a member, so the
+ * fingerprint stays when sites are added to the group or removed from it.
+ */
+function groupOf(check: CheckDef, source: Source, r: Report, scope: string): { key: string; anchor: string } | null {
+  if (!check.group) return null;
+  if (check.group === 'value') {
+    const v = (r.groupKey ?? r.node.text).replace(/\s+/g, ' ').trim();
+    return { key: `value\0${v}`, anchor: `value:${v}` };
+  }
+  if (check.group === 'loop') {
+    const loop = enclosingLoop(r.node);
+    if (!loop) return null;
+    const header = loop.text.split('\n')[0].replace(/\s+/g, ' ').trim();
+    return { key: `loop\0${source.label}\0${loop.startIndex}`, anchor: `loop:${header}` };
+  }
+  const fn = functionNode(r.node);
+  return { key: `function\0${source.label}\0${fn?.startIndex ?? -1}`, anchor: `function:${scope}` };
 }
 
 function enclosingFunction(n: SyntaxNode): string {
@@ -69,6 +109,7 @@ export function runChecks(
   config: ResolvedConfig,
   errors: ReviewError[],
   deadline = Number.POSITIVE_INFINITY,
+  projectVocabulary = false,
 ): RawFinding[] {
   const findings: RawFinding[] = [];
   const memo = new Map<string, unknown>();
@@ -80,6 +121,7 @@ export function runChecks(
     const ctx: CheckContext = {
       source,
       config,
+      projectVocabulary,
       get<T>(a: Analysis<T>): T {
         if (!memo.has(a.name)) {
           if (!PROFILE_RULES) memo.set(a.name, a.compute(source, config));
@@ -101,7 +143,7 @@ export function runChecks(
         return lines.slice(from.startPosition.row, (to ?? from).endPosition.row + 1).join('\n');
       },
       report(r: Report): void {
-        const f = toFinding(check, source, r);
+        const f = toFinding(check, source, r, config);
         if (f) findings.push(f);
       },
     };
@@ -170,24 +212,25 @@ export function runChecks(
   return findings.filter((f) => !overlapsError(source, f.startIndex, f.endIndex));
 }
 
-function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | null {
+function toFinding(check: CheckDef, source: Source, r: Report, config: ResolvedConfig): RawFinding | null {
   const start = source.toFile(r.node.startPosition.row, r.node.startPosition.column);
   if (!start) return null;
   const end = source.toFile(r.node.endPosition.row, r.node.endPosition.column) ?? start;
   const template = check.messages[r.messageId];
   if (!template) throw new Error(`unknown message id "${r.messageId}"`);
   const scope = enclosingFunction(r.node);
+  const group = groupOf(check, source, r, scope);
   const finding: RawFinding = {
     ruleId: check.id,
     pass: check.pass,
-    severity: check.severity,
+    severity: r.severity && severityRank(r.severity) > severityRank(check.severity) ? r.severity : check.severity,
     confidence: check.confidence,
     kind: check.kind,
     messageId: r.messageId,
     message: renderMessage(template, r.data),
     citation: check.citation,
     why: check.why,
-    docUrl: `${DOCS_BASE}/${check.id}/README.md`,
+    docUrl: ruleDocUrl(config.docsUrl, check.id),
     path: source.path,
     language: source.language,
     line: start.line,
@@ -199,6 +242,8 @@ function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | nul
     startIndex: r.node.startIndex,
     endIndex: r.node.endIndex,
     scope,
+    groupKey: group?.key ?? null,
+    ...(r.subject ? { subject: r.subject } : {}),
   };
   if (r.fix) {
     finding.fix = { kind: check.fix === 'safe' && r.fix.replace ? 'safe' : 'judgment', description: r.fix.description };
@@ -214,7 +259,7 @@ function toFinding(check: CheckDef, source: Source, r: Report): RawFinding | nul
       }
     }
   }
-  finding.fingerprint = fingerprint(check.id, source.path, scope, r.node.text);
+  finding.fingerprint = group ? fingerprint(check.id, source.path, check.group === 'value' ? '' : scope, group.anchor) : fingerprint(check.id, source.path, scope, r.node.text);
   return finding;
 }
 

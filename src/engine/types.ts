@@ -69,10 +69,26 @@ export interface Finding {
   fingerprint: string;
   /** Other rules that matched the same node (§2.4 precedence). */
   also?: string[];
+  /**
+   * Every site of a grouped finding (one root cause: the reads of one loop, the pointers of one
+   * kernel, ...), the anchor first; absent when the finding has one site. See engine/group.ts.
+   */
+  members?: FindingMember[];
   /** Filled by the diff filter. */
   onAddedLine?: boolean;
   inHunk?: boolean;
   suggestionFits?: boolean;
+}
+
+/** One site of a grouped finding. */
+export interface FindingMember {
+  path: string;
+  line: number;
+  endLine: number;
+  column: number;
+  endColumn: number;
+  message: string;
+  fix?: Fix;
 }
 
 export interface FileReport {
@@ -92,8 +108,18 @@ export interface ReviewError {
   message: string;
 }
 
+/** A `gpu-review: ignore[id]` that silenced nothing in this review (`--report-unused-suppressions`). */
+export interface UnusedSuppression {
+  path: string;
+  line: number;
+  column: number;
+  ruleId: string;
+}
+
 export interface ReviewResult {
   findings: Finding[];
   files: FileReport[];
   errors: ReviewError[];
+  /** Suppressions that matched no finding, in file order. */
+  unusedSuppressions?: UnusedSuppression[];
 }

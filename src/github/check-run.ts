@@ -1,4 +1,5 @@
-import { atLeast, type Finding, type Severity } from '../engine/types.js';
+import { failsGate } from '../engine/gate.js';
+import { atLeast, type Confidence, type Finding, type Severity } from '../engine/types.js';
 import { REVIEW_MARKER } from '../reporters/github-review.js';
 import type { GitHubClient } from './octokit.js';
 
@@ -31,19 +32,19 @@ export interface CheckRef {
   headSha: string;
 }
 
-function level(s: Severity, failOn: Severity | 'none'): Annotation['annotation_level'] {
-  if (failOn !== 'none' && atLeast(s, failOn)) return 'failure';
-  return atLeast(s, 'medium') ? 'warning' : 'notice';
+function level(f: Finding, failOn: Severity | 'none', failOnConfidence: Confidence): Annotation['annotation_level'] {
+  if (failsGate(f, failOn, failOnConfidence)) return 'failure';
+  return atLeast(f.severity, 'medium') ? 'warning' : 'notice';
 }
 
 /** One annotation per finding: severity, rule id, citation and the rule's documentation. */
-export function annotationsFor(findings: readonly Finding[], failOn: Severity | 'none'): Annotation[] {
+export function annotationsFor(findings: readonly Finding[], failOn: Severity | 'none', failOnConfidence: Confidence = 'high'): Annotation[] {
   return findings.map((f) => {
     const a: Annotation = {
       path: f.path,
       start_line: f.line,
       end_line: Math.max(f.line, f.endLine),
-      annotation_level: level(f.severity, failOn),
+      annotation_level: level(f, failOn, failOnConfidence),
       title: `[${f.severity}] ${f.ruleId}`,
       message: `${f.message}\n\nSource: ${f.citation}${f.docUrl ? `\nRule docs: ${f.docUrl}` : ''}`,
     };
@@ -57,8 +58,8 @@ export function annotationsFor(findings: readonly Finding[], failOn: Severity | 
   });
 }
 
-export function conclusionFor(findings: readonly Finding[], failOn: Severity | 'none'): Conclusion {
-  return failOn !== 'none' && findings.some((f) => atLeast(f.severity, failOn)) ? 'failure' : 'success';
+export function conclusionFor(findings: readonly Finding[], failOn: Severity | 'none', failOnConfidence: Confidence = 'high'): Conclusion {
+  return findings.some((f) => failsGate(f, failOn, failOnConfidence)) ? 'failure' : 'success';
 }
 
 export function fitSummary(summary: string): string {

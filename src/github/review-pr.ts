@@ -206,6 +206,10 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     } else if (findings.length === 0 && !reviews.any && threads.length === 0) {
       // Nothing to say and nothing said before: the check run carries the summary.
       log.info('no findings; no review posted');
+    } else if (reviews.any && payload.comments.length === 0) {
+      // A push that adds no new inline finding posts no new review (each one notifies every
+      // subscriber); the updated summary lives in this push's check run.
+      log.info({ findings: findings.length, repeated }, 'nothing new since the last review; no review posted, the check run carries the summary');
     } else {
       const res = await postReview(octokit, payload, { pr, headSha: e.headSha, bot, log, retryDelayMs: job.retryDelayMs });
       reviewId = res.reviewId;
@@ -223,7 +227,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const active = activeChecks(config, checks).length;
     // A file stopped at its time budget was not reviewed: never "success, no issues" for it.
     const timedOut = out.result.files.filter((f) => f.timedOut);
-    const byFindings = conclusionFor(findings, config.failOn);
+    const byFindings = conclusionFor(findings, config.failOn, config.failOnConfidence);
     const conclusion = timedOut.length && byFindings !== 'failure' ? config.limits.onTimeout : byFindings;
     const late = timedOut.length ? `${timedOut.length} file${timedOut.length === 1 ? '' : 's'} not reviewed (time budget exceeded)` : '';
     const title = findings.length === 0 ? late || 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})${late ? `; ${late}` : ''}`;
@@ -232,7 +236,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       conclusion,
       title,
       summary,
-      annotations: annotationsFor(findings, config.failOn),
+      annotations: annotationsFor(findings, config.failOn, config.failOnConfidence),
     });
     log.info({ findings: findings.length, posted: postedComments, repeated, ...stale, conclusion, rules: active }, 'review done');
     return { kind: 'reviewed', findings: findings.length, posted: postedComments, repeated, resolved: stale.resolved + stale.deleted, reviewId, conclusion };

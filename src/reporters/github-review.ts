@@ -99,20 +99,110 @@ function place(diff: DiffModel, f: Finding): Placement {
   return { finding: f, anchor: { start: f.line, end }, suggestion: false };
 }
 
-/** The body of one inline comment (catalog §2.1), ending with its fingerprint marker. */
+/** Most visible characters of an inline comment outside its `<details>` block (suggestion code not counted). */
+export const VISIBLE_BUDGET = 600;
+const MAX_SITES_LISTED = 20;
+
+/**
+ * The body of one inline comment (catalog §2.1): the problem in one or two sentences with the
+ * code's names, the fix, any one-click suggestion; then the why, the figures, every site of a
+ * grouped finding and the citation inside a collapsed `<details>` block, and the fingerprint marker.
+ */
 export function commentBody(f: Finding, withSuggestion: boolean): string {
-  const lines = [`**[${f.severity}] ${f.ruleId}** — ${f.message}`];
-  lines.push(f.docUrl ? `Source: ${f.citation} · [rule docs](${f.docUrl})` : `Source: ${f.citation}`);
-  if (f.why) lines.push(f.why);
-  if (f.fix) lines.push(`Suggested change: ${f.fix.description}`);
+  const head = `**[${f.severity}] ${f.ruleId}** — `;
+  const said = sentences(f.message);
+  // A grouped finding's "Also at lines …" sentence stays visible: it is where the other sites are.
+  const alsoAt = f.members && said.length > 1 && /^Also at line/.test(said[said.length - 1]) ? said.pop()! : null;
+  const fixSaid = f.fix ? sentences(f.fix.description) : [];
+  const fixHead = '**Fix:** ';
+  const room = (parts: string[]) => VISIBLE_BUDGET - head.length - parts.join(' ').length - (alsoAt ? alsoAt.length + 1 : 0);
+  // First sentence of each always; then more of the message, then more of the fix, while they fit.
+  const problem = [said[0] ?? f.message];
+  const fix = fixSaid.length ? [fixSaid[0]] : [];
+  const fixLen = () => (fix.length ? fixHead.length + 1 + fix.join(' ').length : 0);
+  let i = 1;
+  while (i < Math.min(said.length, 2) && room([...problem, said[i]]) - fixLen() >= 0) problem.push(said[i++]);
+  let j = 1;
+  while (j < fixSaid.length && room(problem) - fixHead.length - 1 - [...fix, fixSaid[j]].join(' ').length >= 0) fix.push(fixSaid[j++]);
+  let problemText = problem.join(' ');
+  const budgetLeft = room([problemText]) - fixLen();
+  if (budgetLeft < 0 && problemText.length > 200) problemText = cut(problemText, Math.max(200, problemText.length + budgetLeft));
+  const restOfMessage = said.slice(problem.length).join(' ');
+  const cutMessage = problemText !== problem.join(' ');
+  let fixText = fix.join(' ');
+  const fixRoom = VISIBLE_BUDGET - head.length - problemText.length - (alsoAt ? alsoAt.length + 1 : 0) - fixHead.length - 1;
+  const cutFix = fixText.length > fixRoom && fixText.length > 120;
+  if (cutFix) fixText = cut(fixText, Math.max(120, fixRoom));
+  const restOfFix = fixSaid.slice(fix.length).join(' ');
+
+  const lines = [`${head}${problemText}${alsoAt ? ` ${alsoAt}` : ''}`];
+  if (f.fix) lines.push('', `${fixHead}${fixText}`);
   if (withSuggestion && f.fix?.replace) {
     const newLines = replacementLines(f.fix);
     const fence = fenceFor(newLines.join('\n'));
-    lines.push(`${fence}suggestion`, ...newLines, fence);
+    lines.push('', `${fence}suggestion`, ...newLines, fence);
   }
-  if (f.also && f.also.length > 0) lines.push(`Also matched: ${f.also.join(', ')}`);
+  const details: string[] = [];
+  if (cutMessage) details.push(f.message);
+  else if (restOfMessage) details.push(restOfMessage);
+  if (f.fix && (cutFix || restOfFix)) details.push(`Fix, in full: ${f.fix.description}`);
+  if (f.why) details.push(f.why);
+  if (f.members && f.members.length > 1) {
+    const listed = f.members.slice(0, MAX_SITES_LISTED).map((m) => `- line ${m.line}:${m.column}: ${oneLine(m.message)}`);
+    if (f.members.length > MAX_SITES_LISTED) listed.push(`- …and ${f.members.length - MAX_SITES_LISTED} more`);
+    details.push(`Sites (${f.members.length}):\n${listed.join('\n')}`);
+  }
+  details.push(f.docUrl ? `Source: ${f.citation} · [rule docs](${f.docUrl})` : `Source: ${f.citation}`);
+  if (f.also && f.also.length > 0) details.push(`Also matched: ${f.also.join(', ')}`);
+  lines.push('', '<details><summary>Why, figures and source</summary>', '', details.join('\n\n'), '', '</details>');
   lines.push(fingerprintMarker(f.fingerprint));
   return lines.join('\n');
+}
+
+/** The part of a comment body a reader sees without opening `<details>`, without suggestion code and markers. */
+export function visibleText(body: string): string {
+  return body
+    .replace(/<details>[\s\S]*?<\/details>/g, '')
+    .replace(/^(`{3,})suggestion\n[\s\S]*?\n\1$/gm, '')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/\n{2,}/g, '\n')
+    .trim();
+}
+
+/** Cut at a word boundary, ending in an ellipsis, never inside inline code. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = text.lastIndexOf(' ', max - 1);
+  if (end < max / 2) end = max - 1;
+  let out = text.slice(0, end);
+  if ((out.match(/`/g) ?? []).length % 2 === 1) out = out.slice(0, out.lastIndexOf('`')).trimEnd();
+  return `${out.replace(/[\s,;:(]+$/, '')} …`;
+}
+
+const ABBREVIATIONS = /(?:^|\s)(?:e\.g|i\.e|vs|etc|cf|approx|ca|no|Fig)\.$/i;
+
+/**
+ * Sentences of a message or fix: split after `.`, `!` or `?` followed by a space and a capital,
+ * a backtick or a parenthesis, never inside inline code and never after a common abbreviation.
+ */
+export function sentences(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let code = false;
+  for (let k = 0; k < text.length; k++) {
+    const c = text[k];
+    if (c === '`') code = !code;
+    if (code || (c !== '.' && c !== '!' && c !== '?') || text[k + 1] !== ' ') continue;
+    const next = text[k + 2] ?? '';
+    if (!/[A-Z`(]/.test(next)) continue;
+    const piece = text.slice(start, k + 1);
+    if (ABBREVIATIONS.test(piece) || /\.\.$/.test(piece)) continue;
+    out.push(piece.trim());
+    start = k + 2;
+  }
+  const last = text.slice(start).trim();
+  if (last) out.push(last);
+  return out;
 }
 
 function plan(input: ReportInput): Planned {

@@ -25,6 +25,7 @@ const FINDING_KEYS = [
   'fingerprint',
   'fix',
   'also',
+  'members',
   'onAddedLine',
   'inHunk',
   'suggestionFits',
@@ -81,6 +82,7 @@ export function renderJson(input: ReportInput): string {
     findings: [...findings].sort(compareByLocation).map(findingJson),
     files: [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(fileJson),
     errors: errors.map(errorJson),
+    ...(input.result.unusedSuppressions ? { unusedSuppressions: input.result.unusedSuppressions.map((u) => ({ path: u.path, line: u.line, column: u.column, ruleId: u.ruleId })) } : {}),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

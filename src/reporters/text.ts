@@ -105,10 +105,10 @@ function codeFrame(f: Finding, lines: ReadonlyArray<string | undefined> | undefi
   return out;
 }
 
-function fixLines(f: Finding, lines: ReadonlyArray<string | undefined> | undefined, paint: Paint): string[] {
+function fixLines(f: Finding, lines: ReadonlyArray<string | undefined> | undefined, paint: Paint, shared: ReadonlyMap<string, string>): string[] {
   const fix = f.fix;
   if (!fix) return [];
-  if (!fix.replace) return [`  fix: ${fix.description}`];
+  if (!fix.replace) return [shared.get(f.ruleId) === fix.description ? `  fix: ${paint(`see ${f.ruleId} under "rules" below`, 'dim')}` : `  fix: ${fix.description}`];
   const { startLine, endLine } = fix.replace;
   const added = replacementLines(fix);
   const out = [`  ${fix.kind === 'safe' ? 'suggested change' : 'fix'}: ${fix.description}`];
@@ -121,15 +121,48 @@ function fixLines(f: Finding, lines: ReadonlyArray<string | undefined> | undefin
   return out;
 }
 
-function renderFinding(f: Finding, input: ReportInput, paint: Paint): string[] {
+function renderFinding(f: Finding, input: ReportInput, paint: Paint, shared: ReadonlyMap<string, string>): string[] {
   const lines = input.fileLines(f.path);
   const out = [
     `${paint(`${f.path}:${f.line}:${f.column}`, 'bold')}  ${paint(f.severity, ...SEVERITY_STYLE[f.severity])}  ${paint(f.ruleId, 'dim')}  ${f.message}`,
     ...codeFrame(f, lines, paint),
-    `  ${paint('source:', 'dim')} ${f.citation}${f.docUrl ? paint(`  (${f.docUrl})`, 'dim') : ''}`,
-    ...fixLines(f, lines, paint),
+    ...fixLines(f, lines, paint, shared),
   ];
   if (f.also && f.also.length > 0) out.push(`  ${paint('also matched:', 'dim')} ${f.also.join(', ')}`);
+  return out;
+}
+
+/** A rule's prose fix that two or more of its findings share: printed once, under the rule. */
+function sharedFixes(findings: readonly Finding[]): Map<string, string> {
+  const counts = new Map<string, Map<string, number>>();
+  for (const f of findings) {
+    if (!f.fix || f.fix.replace) continue;
+    const byText = counts.get(f.ruleId) ?? new Map<string, number>();
+    byText.set(f.fix.description, (byText.get(f.fix.description) ?? 0) + 1);
+    counts.set(f.ruleId, byText);
+  }
+  const out = new Map<string, string>();
+  for (const [rule, byText] of counts) {
+    const [text, n] = [...byText].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+    if (n >= 2) out.set(rule, text);
+  }
+  return out;
+}
+
+/** Each rule's explanation once per run: why, source, documentation, and its shared fix. */
+function rulesSection(findings: readonly Finding[], shared: ReadonlyMap<string, string>, paint: Paint): string[] {
+  const byRule = new Map<string, Finding[]>();
+  for (const f of findings) byRule.set(f.ruleId, [...(byRule.get(f.ruleId) ?? []), f]);
+  if (byRule.size === 0) return [];
+  const out = [paint('rules:', 'bold')];
+  for (const [rule, list] of [...byRule].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    const f = list[0];
+    out.push(`  ${paint(rule, 'bold')} (${plural(list.length, 'finding')})`);
+    if (f.why) out.push(`    ${f.why}`);
+    out.push(`    ${paint('source:', 'dim')} ${f.citation}${f.docUrl ? paint(`  (${f.docUrl})`, 'dim') : ''}`);
+    const fix = shared.get(rule);
+    if (fix) out.push(`    ${paint('fix:', 'dim')} ${fix}`);
+  }
   return out;
 }
 
@@ -141,7 +174,10 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
   const paint = painter(opts.color);
   const { findings, files, errors } = input.result;
   const blocks: string[] = [];
-  for (const f of [...findings].sort(compareByLocation)) blocks.push(renderFinding(f, input, paint).join('\n'));
+  const shared = sharedFixes(findings);
+  for (const f of [...findings].sort(compareByLocation)) blocks.push(renderFinding(f, input, paint, shared).join('\n'));
+  const rules = rulesSection(findings, shared, paint);
+  if (rules.length) blocks.push(rules.join('\n'));
 
   const skipped = files.filter((f) => f.skipped !== undefined);
   if (skipped.length > 0) {
@@ -151,6 +187,11 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
     blocks.push(
       [paint('errors:', 'bold', 'red'), ...errors.map((e) => `  ${e.path ? `${e.path}: ` : ''}${e.message}`)].join('\n'),
     );
+  }
+
+  const unused = input.result.unusedSuppressions ?? [];
+  if (unused.length > 0) {
+    blocks.push([paint('unused suppressions:', 'bold'), ...unused.map((u) => `  ${u.path}:${u.line}:${u.column}: gpu-review: ignore[${u.ruleId}] silenced nothing`)].join('\n'));
   }
 
   const reviewed = new Set([...files.filter((f) => f.skipped === undefined).map((f) => f.path), ...findings.map((f) => f.path)]);

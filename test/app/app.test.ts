@@ -64,6 +64,7 @@ describe('GitHub App: one review per push', () => {
     const after = before.replace('                + off\n', '                + off\n                + 1\n') + ['', '', ...loopFn('fill_parts')].join('\n');
     const { patch, additions, deletions } = modifiedPatch(before, after);
     h.github.files = [{ filename: 'pkg/spread.py', status: 'modified', content: after, patch, additions, deletions }];
+    h.github.config = 'docs_url: "https://docs.example.com/gpu-review/{rule}.html"\n';
     await h.deliver(opened());
     const [post] = h.github.calls('pulls/create-review');
     expect(post.status).toBe(200);
@@ -80,7 +81,7 @@ describe('GitHub App: one review per push', () => {
     const c = post.body.comments[0].body;
     expect(c).toMatch(/^\*\*\[critical\] host-device\/get-in-loop\*\* — /);
     expect(c).toContain('Source: 003 §8.2');
-    expect(c).toContain('[rule docs](https://github.com/gpu-review/gpu-review/blob/main/checks/host-device/get-in-loop/README.md)');
+    expect(c).toContain('[rule docs](https://docs.example.com/gpu-review/host-device/get-in-loop.html)');
     expect(markerFingerprint(c)).toBeTruthy();
     expect(post.body.body).toContain('| 1 · host-device boundary |');
     expect(post.body.body).toContain(REVIEW_MARKER);
@@ -90,7 +91,7 @@ describe('GitHub App: one review per push', () => {
     expect(run.conclusion).toBe('failure');
     expect(run.annotations).toHaveLength(2);
     expect(run.annotations[0]).toMatchObject({ path: 'pkg/spread.py', annotation_level: 'failure', title: '[critical] host-device/get-in-loop' });
-    expect(run.annotations[0].message).toContain('Rule docs: https://github.com/gpu-review/gpu-review/blob/main/checks/host-device/get-in-loop/README.md');
+    expect(run.annotations[0].message).toContain('Rule docs: https://docs.example.com/gpu-review/host-device/get-in-loop.html');
   });
 
   test('what the App posts is what the CLI prints with --format markdown', async () => {
@@ -219,7 +220,47 @@ describe('GitHub App: one review per push', () => {
     await h.deliver(pushed(first, first.pull_request.head.sha, head2));
     expect(h.github.calls('pulls/delete-review-comment')).toHaveLength(1);
     expect(h.github.botComments()).toHaveLength(1);
-    expect(h.github.calls('pulls/create-review')[1].body.comments).toHaveLength(0);
+    // Nothing new on this push: no second review.
+    expect(h.github.calls('pulls/create-review')).toHaveLength(1);
+  });
+
+  test('quiet on re-push: one review on the first push, none on a push with nothing new, the check-run summary updated', async () => {
+    h = await setup();
+    const v1 = pythonFile(loopFn('kept'));
+    h.github.files = [added('pkg/flow.py', v1)];
+    const first = opened();
+    await h.deliver(first);
+    expect(h.github.calls('pulls/create-review')).toHaveLength(1);
+    expect(h.github.submittedReviews()).toHaveLength(1);
+
+    // Push 2: the same finding, moved down by a new clean function: nothing new to say.
+    const v2 = pythonFile(cleanFn('helper'), loopFn('kept'));
+    const head2 = 'd'.repeat(40);
+    h.github.headSha = head2;
+    h.github.files = [added('pkg/flow.py', v2)];
+    await h.deliver(pushed(first, first.pull_request.head.sha, head2));
+    expect(h.github.calls('pulls/create-review')).toHaveLength(1);
+    expect(h.github.submittedReviews()).toHaveLength(1);
+    expect(h.github.botComments()).toHaveLength(1);
+    expect(h.outcomes[1]).toMatchObject({ kind: 'reviewed', findings: 1, posted: 0, repeated: 1, reviewId: null });
+    // This push's check run carries the summary of the findings that still stand.
+    expect(h.github.checkRuns).toHaveLength(2);
+    const run2 = h.github.checkRuns[1];
+    expect(run2.create).toMatchObject({ head_sha: head2 });
+    expect(run2.conclusion).toBe('failure');
+    expect(run2.output.summary).toContain('## gpu-review: 1 finding in 1 file');
+    expect(run2.annotations.map((a: any) => a.start_line)).toEqual([lineOf(v2, 'def kept') + 2]);
+
+    // Push 3: a new finding: a review again, with only the new comment.
+    const v3 = pythonFile(cleanFn('helper'), loopFn('kept'), loopFn('fresh'));
+    const head3 = 'e'.repeat(40);
+    h.github.headSha = head3;
+    h.github.files = [added('pkg/flow.py', v3)];
+    await h.deliver(pushed(first, head2, head3));
+    const posts = h.github.calls('pulls/create-review');
+    expect(posts).toHaveLength(2);
+    expect(posts[1].body.comments.map((c: any) => c.line)).toEqual([lineOf(v3, 'def fresh') + 2]);
+    expect(h.github.checkRuns).toHaveLength(3);
   });
 
   test('a 422 from GitHub: one retry with the refused comments moved to the body', async () => {

@@ -221,6 +221,33 @@ describe('review of the bundled example', () => {
     expect(run(['review', EXAMPLE_DIFF, '--repo', 'examples/repo', '--config', cfg, '--fail-on', 'high']).status).toBe(1);
   });
 
+  it('the default gate fails only for severe and high-confidence findings (fail_on_confidence)', () => {
+    // The example's high-confidence critical reads fail the default gate; only medium-confidence findings do not.
+    const mediumOnly = put('medium-only.yml', 'rules: { host-device/get-in-loop: "off", sync/malloc-free-in-hot-path: "off", sync/blocking-memset-memcpy: "off" }\n');
+    const { report } = reviewJson([EXAMPLE_DIFF, '--repo', 'examples/repo', '--config', mediumOnly, '--fail-on', 'none']);
+    expect(report.findings.length).toBeGreaterThan(0);
+    expect(report.findings.every((f: { confidence: string }) => f.confidence !== 'high')).toBe(true);
+    expect(run(['review', EXAMPLE_DIFF, '--repo', 'examples/repo', '--config', mediumOnly]).status).toBe(0);
+    const anyConfidence = put('medium-fails.yml', 'fail_on_confidence: medium\nrules: { host-device/get-in-loop: "off", sync/malloc-free-in-hot-path: "off", sync/blocking-memset-memcpy: "off" }\n');
+    expect(run(['review', EXAMPLE_DIFF, '--repo', 'examples/repo', '--config', anyConfidence]).status).toBe(1);
+  });
+
+  it('--report-unused-suppressions lists ignore comments that silenced nothing and exits 1', () => {
+    const dir = join(work, 'unused-sup');
+    mkdirSync(dir, { recursive: true });
+    const text = 'import cupy as cp\n\n\ndef f(x):\n    return cp.asarray(x)  # gpu-review: ignore[host-device/get-in-loop] not a loop\n';
+    writeFileSync(join(dir, 'a.py'), text);
+    const diff = `diff --git a/a.py b/a.py\nnew file mode 100644\n--- /dev/null\n+++ b/a.py\n@@ -0,0 +1,5 @@\n${text.split('\n').slice(0, 5).map((l) => `+${l}`).join('\n')}\n`;
+    const quiet = run(['review', '-', '--repo', dir], { input: diff });
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout).not.toContain('unused suppressions');
+    const r = run(['review', '-', '--repo', dir, '--report-unused-suppressions'], { input: diff });
+    expect(r.status, describeRun(r)).toBe(1);
+    expect(r.stdout).toContain('unused suppressions:\n  a.py:5:27: gpu-review: ignore[host-device/get-in-loop] silenced nothing');
+    const j = run(['review', '-', '--repo', dir, '--report-unused-suppressions', '--format', 'json'], { input: diff });
+    expect(JSON.parse(j.stdout).unusedSuppressions).toEqual([{ path: 'a.py', line: 5, column: 27, ruleId: 'host-device/get-in-loop' }]);
+  });
+
   it('--color forces colour', () => {
     const r = run(['review', EXAMPLE_DIFF, '--repo', 'examples/repo', '--color']);
     expect(r.stdout).toMatch(/\x1b\[/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hunkOfLine } from '../../src/diff/model.js';
-import { buildReview, REVIEW_MARKER } from '../../src/reporters/github-review.js';
+import { buildReview, REVIEW_MARKER, VISIBLE_BUDGET, visibleText } from '../../src/reporters/github-review.js';
 import { renderMarkdown } from '../../src/reporters/markdown.js';
 import {
   ALL,
@@ -93,9 +93,16 @@ describe('buildReview', () => {
     expect(c.start_line).toBeUndefined();
     expect(c.body.split('\n')).toEqual([
       '**[critical] sync/syncthreads-in-branch** — `__syncthreads()` inside `if (tid < s)` is reached by only some threads of the block',
-      'Source: CUDA C++ Programming Guide §7.6 · [rule docs](https://github.com/gpu-review/gpu-review/blob/main/checks/sync/syncthreads-in-branch/README.md)',
+      '',
+      '**Fix:** Move the barrier after the `if`, where every thread reaches it.',
+      '',
+      '<details><summary>Why, figures and source</summary>',
+      '',
       'Threads that skip the branch never arrive at the barrier, so the block hangs or reads stale shared memory.',
-      'Suggested change: Move the barrier after the `if`, where every thread reaches it.',
+      '',
+      'Source: CUDA C++ Programming Guide §7.6 · [rule docs](https://github.com/gpu-review/gpu-review/blob/main/checks/sync/syncthreads-in-branch/README.md)',
+      '',
+      '</details>',
       '<!-- gpu-review:fingerprint=a1b2c3d4e5f6a7b8c9d0 -->',
     ]);
     expect(c.body).not.toContain('```');
@@ -107,15 +114,46 @@ describe('buildReview', () => {
     expect(c.start_line).toBeUndefined();
     expect(c.body.split('\n')).toEqual([
       '**[high] host-device/memcpy-in-loop** — `cudaMemcpy(d_in, h_in, …)` copies the same input on every iteration of the loop',
-      'Source: 003 §8.2 · [rule docs](https://github.com/gpu-review/gpu-review/blob/main/checks/host-device/memcpy-in-loop/README.md)',
-      'Each transfer waits for the device and crosses PCIe.',
-      'Suggested change: Copy asynchronously on the stream so the copy overlaps the previous kernel.',
+      '',
+      '**Fix:** Copy asynchronously on the stream so the copy overlaps the previous kernel.',
+      '',
       '```suggestion',
       '    cudaMemcpyAsync(d_in, h_in, n * sizeof(float), cudaMemcpyHostToDevice, 0);',
       '```',
+      '',
+      '<details><summary>Why, figures and source</summary>',
+      '',
+      'Each transfer waits for the device and crosses PCIe.',
+      '',
+      'Source: 003 §8.2 · [rule docs](https://github.com/gpu-review/gpu-review/blob/main/checks/host-device/memcpy-in-loop/README.md)',
+      '',
       'Also matched: host-device/sync-copy-in-loop',
+      '',
+      '</details>',
       '<!-- gpu-review:fingerprint=b1b2c3d4e5f6a7b8c9d0 -->',
     ]);
+  });
+
+  it('keeps the visible part within its budget: long messages and fixes move into <details>, whole', () => {
+    const message = Array.from({ length: 8 }, (_, i) => `Sentence ${i} about \`kernel_${i}(x)\` and its occupancy on every target GPU in the table.`).join(' ');
+    const fix = { kind: 'judgment' as const, description: Array.from({ length: 14 }, (_, i) => `Step ${i}: do the thing to \`buffer_${i}\` once per launch.`).join(' ') };
+    const f = { ...DIVERGENT_SYNC, message, fix };
+    const body = buildReview(makeInput({ findings: [f] })).comments[0].body;
+    expect(visibleText(body).length).toBeLessThanOrEqual(VISIBLE_BUDGET);
+    expect(visibleText(body)).toContain('Sentence 0 about `kernel_0(x)`');
+    const details = body.slice(body.indexOf('<details>'));
+    expect(details).toContain('Sentence 7 about');
+    expect(details).toContain(`Fix, in full: ${fix.description}`);
+    // Inline code is never cut in half.
+    expect((visibleText(body).match(/`/g) ?? []).length % 2).toBe(0);
+  });
+
+  it('lists the sites of a grouped finding in <details> and keeps "Also at" visible', () => {
+    const members = [13, 15, 18].map((line) => ({ path: DIVERGENT_SYNC.path, line, endLine: line, column: 5, endColumn: 20, message: `read at ${line}` }));
+    const f = { ...DIVERGENT_SYNC, message: 'Device read `x` inside a loop. Also at lines 15, 18 (3 sites).', members };
+    const body = buildReview(makeInput({ findings: [f] })).comments[0].body;
+    expect(visibleText(body)).toContain('Also at lines 15, 18 (3 sites).');
+    expect(body).toContain('Sites (3):\n- line 13:5: read at 13\n- line 15:5: read at 15\n- line 18:5: read at 18');
   });
 
   it.each([
@@ -129,7 +167,7 @@ describe('buildReview', () => {
     const c = buildReview(makeInput({ findings: [f] })).comments[0];
     expect(c.line).toBe(24);
     expect(c.body).not.toContain('suggestion');
-    expect(c.body).toContain('Suggested change: ');
+    expect(c.body).toContain('**Fix:** ');
   });
 
   it('makes the fence longer than any backtick run in the suggested text', () => {

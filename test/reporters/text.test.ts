@@ -18,9 +18,9 @@ describe('renderText', () => {
     expect(out).toContain('\u001b[31m\u001b[1mhigh\u001b[22m\u001b[39m');
   });
 
-  it('prints the header line, a code frame with a caret under the columns, and the citation', () => {
+  it('prints the header line, a code frame with a caret under the columns, the fix, then the rule once', () => {
     const out = renderText(makeInput({ findings: [DIVERGENT_SYNC] }), { color: false });
-    expect(out.split('\n').slice(0, 9)).toEqual([
+    expect(out.split('\n').slice(0, 13)).toEqual([
       'src/kernels/reduce.cu:13:7  critical  sync/syncthreads-in-branch  `__syncthreads()` inside `if (tid < s)` is reached by only some threads of the block',
       '    11 │     if (tid < s) {',
       '    12 │       buf[tid] += buf[tid + s];',
@@ -28,9 +28,24 @@ describe('renderText', () => {
       '       │       ^^^^^^^^^^^^^^^^',
       '    14 │     }',
       '    15 │   }',
-      '  source: CUDA C++ Programming Guide §7.6  (https://github.com/gpu-review/gpu-review/blob/main/checks/sync/syncthreads-in-branch/README.md)',
       '  fix: Move the barrier after the `if`, where every thread reaches it.',
+      '',
+      'rules:',
+      '  sync/syncthreads-in-branch (1 finding)',
+      '    Threads that skip the branch never arrive at the barrier, so the block hangs or reads stale shared memory.',
+      '    source: CUDA C++ Programming Guide §7.6  (https://github.com/gpu-review/gpu-review/blob/main/checks/sync/syncthreads-in-branch/README.md)',
     ]);
+  });
+
+  it('prints a rule\'s explanation and shared fix once per run, not under every finding', () => {
+    const a = finding({ ruleId: 'sync/x', line: 11, column: 5, endColumn: 9, why: 'Because of the barrier.', citation: '003 §1', fix: { kind: 'judgment', description: 'Do the one thing.' } });
+    const b = finding({ ruleId: 'sync/x', line: 13, column: 5, endColumn: 9, why: 'Because of the barrier.', citation: '003 §1', fix: { kind: 'judgment', description: 'Do the one thing.' }, fingerprint: 'f2' });
+    const out = renderText(makeInput({ findings: [a, b] }), { color: false });
+    expect(out.match(/Because of the barrier\./g)).toHaveLength(1);
+    expect(out.match(/Do the one thing\./g)).toHaveLength(1);
+    expect(out.match(/source: 003 §1/g)).toHaveLength(1);
+    expect(out.match(/fix: see sync\/x under "rules" below/g)).toHaveLength(2);
+    expect(out).toContain('  sync/x (2 findings)\n    Because of the barrier.\n    source: 003 §1');
   });
 
   it('shows a safe fix as a small unified diff', () => {
@@ -59,8 +74,8 @@ describe('renderText', () => {
     // Line 29 lies outside the hunk: the frame stops at 28.
     expect(out).toContain('    28 │   cudaMemcpy(h_out');
     expect(out).not.toContain('29 │');
-    // Line 8 and its context are unknown: no frame at all, straight to the citation.
-    expect(out).toContain('src/kernels/reduce.cu:8:22  medium  kernel/uncoalesced-load  `in[i]` is loaded once per thread without bounds-friendly padding\n  source: 003 §8.2');
+    // Line 8 and its context are unknown: no frame at all, the finding ends with its header.
+    expect(out).toContain('src/kernels/reduce.cu:8:22  medium  kernel/uncoalesced-load  `in[i]` is loaded once per thread without bounds-friendly padding\n\n');
   });
 
   it('marks a gap between known lines', () => {

@@ -15,6 +15,9 @@ const TOTAL_FORMS = [/^int\((\w+)\[-1\]\+(\w+)\[-1\]\)$/, /^int\((\w+)\[-1\]\)\+
 const FIX_TEXT =
   'Compute the offsets with `exclusive_sum(d_counts, synchronize=False)`, take the total with `total = count_scatter_total(runtime, d_counts, d_offsets)` (the single sanctioned sync), then `runtime.allocate((total,), dtype)`.';
 
+const PLAIN_FIX_TEXT =
+  'Read the total in one transfer: `total = int((d_offsets[-1:] + d_counts[-1:]).get()[0])` (one sync instead of one per scalar), or keep the size on the device and allocate an upper bound.';
+
 /** Which of two arrays holds the exclusive-scan offsets: the one computed from the other by `exclusive_*`, else by name. */
 function offsetsAndCounts(m: PyModel, scope: SyntaxNode, a: string, b: string, at: SyntaxNode): { offsets: string; counts: string } | null {
   const scannedFrom = (name: string): string | null => {
@@ -56,11 +59,12 @@ export default defineCheck({
   summary: 'Device buffer sized (or allocated under a condition) from a device value read back by hand instead of count_scatter_total().',
   why: 'Every hand-written read drains the pipeline and crosses PCIe before the buffer can be allocated, and int(d_offsets[-1]) + int(d_counts[-1]) pays that twice where count_scatter_total() pays it once (003 §8.2 CRITICAL, §2.4).',
   messages: {
-    sized: 'Output buffer `{{alloc}}` is sized from a device value fetched by hand (`{{code}}`); use count_scatter_total() so the pipeline syncs exactly once.',
+    sized: 'Output buffer `{{alloc}}` is sized from a device value fetched by hand (`{{code}}`); {{remedy}} so the pipeline syncs exactly once.',
     conditional:
-      'Output buffer `{{alloc}}` is allocated under a condition on a device value fetched by hand (`{{code}}`); use count_scatter_total() so the pipeline syncs exactly once.',
+      'Output buffer `{{alloc}}` is allocated under a condition on a device value fetched by hand (`{{code}}`); {{remedy}} so the pipeline syncs exactly once.',
   },
   fix: 'safe',
+  supersedes: ['host-device/sequential-get-for-totals', 'sync/scalar-conversion-of-device-value'],
   create(ctx) {
     return {
       'source:exit'() {
@@ -98,12 +102,13 @@ export default defineCheck({
         }
 
         const csName = countScatterName(root, vocab.count_scatter_calls.map((c) => lastName(c) ?? c));
+        const project = ctx.projectVocabulary || csName !== null;
         for (const f of [...found.values()].sort((a, b) => a.origin.startIndex - b.origin.startIndex)) {
           ctx.report({
             node: f.origin,
             messageId: f.messageId,
-            data: { alloc: oneLine(f.alloc.text), code: oneLine(f.origin.text) },
-            fix: safeFix(m, f.origin, f.alloc, csName) ?? { description: FIX_TEXT },
+            data: { alloc: oneLine(f.alloc.text), code: oneLine(f.origin.text), remedy: project ? 'use count_scatter_total()' : 'compute the total on the device and read it back in one transfer' },
+            fix: safeFix(m, f.origin, f.alloc, csName) ?? { description: project ? FIX_TEXT : PLAIN_FIX_TEXT },
           });
         }
       },

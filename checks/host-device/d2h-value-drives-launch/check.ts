@@ -103,7 +103,8 @@ export default defineCheck({
             data: { code: oneLine(f.origin.text), use: f.use, line: f.line },
             fix: {
               description:
-                'Keep the decision on the device: launch unconditionally and let the kernel skip rows by a device-side predicate, pass the device scalar instead of its host copy, or restructure as count → `exclusive_sum(..., synchronize=False)` → `count_scatter_total(...)` → scatter.',
+                'Keep the decision on the device: launch unconditionally and let the kernel skip rows by a device-side predicate, pass the device scalar instead of its host copy, or restructure as count → ' +
+                (ctx.projectVocabulary ? '`exclusive_sum(..., synchronize=False)` → `count_scatter_total(...)` → scatter.' : 'an exclusive prefix sum on the device (`cp.cumsum`) → one read of the total → scatter.'),
             },
           });
         }

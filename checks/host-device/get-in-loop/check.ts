@@ -58,6 +58,7 @@ export default defineCheck({
     d2hInLoop: 'Device→host read `{{code}}` inside a loop: every iteration stalls the GPU and round-trips through the host (ping-pong).',
   },
   fix: 'judgment',
+  group: 'loop',
   supersedes: ['sync/scalar-conversion-of-device-value', 'host-device/d2h-mid-pipeline'],
   create(ctx) {
     return {
@@ -82,7 +83,11 @@ export default defineCheck({
             node: d.node,
             messageId: 'd2hInLoop',
             data: { code: d.node.text.length > 60 ? d.node.text.slice(0, 57) + '...' : d.node.text },
-            fix: { description: 'Batch the loop: compute per-item counts on the device, `exclusive_sum(..., synchronize=False)`, take one total with `count_scatter_total(...)`, allocate once and launch once over all items.' },
+            fix: {
+              description: ctx.projectVocabulary
+                ? 'Batch the loop: compute per-item counts on the device, `exclusive_sum(..., synchronize=False)`, take one total with `count_scatter_total(...)`, allocate once and launch once over all items.'
+                : 'Batch the loop: compute the per-item values for all items on the device (offsets with `cp.cumsum`, one kernel or vectorised CuPy call over all items), then read the results back once after the loop with a single `.get()`.',
+            },
           });
         }
       },

@@ -86,6 +86,7 @@ export default defineCheck({
       'Several sequential scalar reads from the device ({{code}}) size or offset device work one sync at a time; batch them into one read (count_scatter_total() for count/offset totals).',
   },
   fix: 'judgment',
+  supersedes: ['sync/scalar-conversion-of-device-value'],
   needsProjectVocabulary: true,
   create(ctx) {
     return {

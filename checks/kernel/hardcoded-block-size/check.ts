@@ -234,9 +234,13 @@ export default defineCheck({
   why: 'The best block size depends on the kernel\'s registers and shared memory and on the GPU (2,048 threads/SM on A100/H100, 1,536 on RTX 3090/4090, 003 §3.1); a 1,024-thread block can limit an SM to one resident block (004 §H2.2), so 003 §3.1 says never hard-code it.',
   messages: {
     hardcoded:
-      'Block size is hard-coded ({{b}} threads); derive it from the occupancy API (runtime.launch_config / cudaOccupancyMaxPotentialBlockSize), which accounts for registers and shared memory. Even before registers, {{b}}-thread blocks allow {{figures}}: `{{code}}`.',
+      'Block size is hard-coded ({{b}} threads); derive it from the occupancy API ({{api}}), which accounts for registers and shared memory. Even before registers, {{b}}-thread blocks allow {{figures}}: `{{code}}`.',
+    hardcodedFull:
+      'Block size is hard-coded ({{b}} threads) in `{{code}}`: full occupancy on every target before registers and shared memory count ({{figures}}), so only the kernel\'s own resource use can make it a poor choice; the occupancy API ({{api}}) would account for it.',
   },
   fix: 'judgment',
+  supersedes: ['kernel/missing-launch-bounds'],
+  group: 'value',
   create(ctx) {
     const python = ctx.source.language === 'python';
     return {
@@ -271,20 +275,25 @@ export default defineCheck({
           if (lockstepWithFixed(l, fixed)) continue;
           const lb = l.kernel?.fn.launchBounds?.maxThreads;
           if (lb && l.kernel!.model.constValue(lb) === B && commentNear(ctx.source.text, l.node.startPosition.row)) continue;
-          const figures = ctx.config.targets
-            .map((g) => {
-              const o = occupancy(g, { threadsPerBlock: B });
-              return `${o.blocks} block(s)/SM on ${g.name} (${pct(o.occupancy)} occupancy)`;
-            })
-            .join(', ');
+          const occ = ctx.config.targets.map((g) => ({ g, o: occupancy(g, { threadsPerBlock: B }) }));
+          const figures = occ.map(({ g, o }) => `${o.blocks} block(s)/SM on ${g.name} (${pct(o.occupancy)} occupancy)`).join(', ');
+          // The message's own figures decide the severity: full occupancy everywhere leaves only the register/shared-memory risk.
+          const full = occ.length > 0 && occ.every(({ o }) => o.occupancy >= 1);
+          const project = python && ctx.projectVocabulary;
+          const api = project ? 'runtime.launch_config / cudaOccupancyMaxPotentialBlockSize' : python ? 'cudaOccupancyMaxPotentialBlockSize through cuda-python, bounded by the kernel\'s `max_threads_per_block`' : 'cudaOccupancyMaxPotentialBlockSize';
           ctx.report({
             node: l.node,
-            messageId: 'hardcoded',
-            data: { b: B, figures, code: quote(l.node) },
+            messageId: full ? 'hardcodedFull' : 'hardcoded',
+            data: { b: B, figures, code: quote(l.node), api },
+            groupKey: String(B),
+            subject: l.kernel ? `kernel:${l.kernel.fn.name}` : undefined,
+            ...(full ? { severity: 'low-medium' as const } : {}),
             fix: {
-              description: python
+              description: project
                 ? 'grid, block = runtime.launch_config(kernel, n_items) and pass both (the grid formula may change too).'
-                : 'cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, smem_bytes, 0) and size the grid from it.',
+                : python
+                  ? 'Size the block from the compiled kernel: `cuda.bindings.runtime.cudaOccupancyMaxPotentialBlockSize` (cuda-python) or at least `min(kernel.max_threads_per_block, ...)` of the CuPy `RawKernel`, and size the grid from it.'
+                  : 'cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, smem_bytes, 0) and size the grid from it.',
             },
           });
         }

@@ -49,7 +49,8 @@ export default defineCheck({
   },
   fix: 'judgment',
   create(ctx) {
-    const fixText = 'Launch one kernel over all items with an offsets array (count → `exclusive_sum(..., synchronize=False)` → scatter), indexing items by thread; if the loop must stay, capture it in a CUDA Graph (004 §H1.9).';
+    const scan = ctx.projectVocabulary ? '`exclusive_sum(..., synchronize=False)`' : ctx.source.language === 'python' ? 'an exclusive prefix sum on the device (`cp.cumsum`)' : '`cub::DeviceScan::ExclusiveSum`';
+    const fixText = `Launch one kernel over all items with an offsets array (count → ${scan} → scatter), indexing items by thread; if the loop must stay, capture it in a CUDA Graph (004 §H1.9).`;
     const countOf = (n: number | null) => (n !== null && n > 0 ? `: ${n} launches × ${COSTS.launchUs} µs (${MEASURED_ON}) ${launchesCost(n)} of launch overhead alone` : '');
 
     function python() {

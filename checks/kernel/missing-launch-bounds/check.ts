@@ -211,7 +211,10 @@ export default defineCheck({
               fix = { ...fix, replace: { from: q, text: `${line.slice(0, end)} __launch_bounds__(${n})${line.slice(end)}` } };
             }
           }
-          ctx.report({ node: q ?? fn.node, messageId: 'missing', data: { kernel: fn.name, how: known.find((k) => String(k.n) === String(n))?.how ?? known[0].how, n }, fix });
+          const how = known.find((k) => String(k.n) === String(n)) ?? known[0];
+          // Known only from literal launches: the same hazard a hard-coded-block-size finding names on those launches (precedence decides).
+          const fromLaunches = how === known[0] && mine.length > 0 && how.how.startsWith('all ');
+          ctx.report({ node: q ?? fn.node, messageId: 'missing', data: { kernel: fn.name, how: how.how, n }, fix, ...(fromLaunches ? { subject: `kernel:${fn.name}` } : {}) });
         }
       },
     };

@@ -53,7 +53,11 @@ export default defineCheck({
             node: syncs[0],
             messageId: 'fused',
             data: { kernel: f.name, counts, sync: syncs[0].text },
-            fix: { description: 'Split at the grid sync: a count kernel, then exclusive_sum(counts, synchronize=False) (cub::DeviceScan::ExclusiveSum in C++), then a scatter kernel, all on one stream.' },
+            fix: {
+              description: ctx.projectVocabulary
+                ? 'Split at the grid sync: a count kernel, then exclusive_sum(counts, synchronize=False) (cub::DeviceScan::ExclusiveSum in C++), then a scatter kernel, all on one stream.'
+                : `Split at the grid sync: a count kernel, then an exclusive scan of the counts (${ctx.source.language === 'cuda' ? '`cub::DeviceScan::ExclusiveSum`' : '`cp.cumsum` on the host side'}), then a scatter kernel, all on one stream.`,
+            },
           });
         }
       },

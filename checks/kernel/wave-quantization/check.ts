@@ -77,7 +77,7 @@ export default defineCheck({
                 node: l.node,
                 messageId: 'tail',
                 data: { ...first, g: G, b: l.block ? prod(l.block) : '?', others, code: quote(l.node) },
-                fix: { description: 'Launch SM_count × blocks_per_SM blocks (cudaOccupancyMaxActiveBlocksPerMultiprocessor × multiProcessorCount, or runtime.launch_config) and loop over the elements with a grid stride.' },
+                fix: { description: `Launch SM_count × blocks_per_SM blocks (cudaOccupancyMaxActiveBlocksPerMultiprocessor × multiProcessorCount${ctx.projectVocabulary ? ', or runtime.launch_config' : ''}) and loop over the elements with a grid stride.` },
               });
             }
             continue;

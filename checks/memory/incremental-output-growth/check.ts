@@ -5,8 +5,12 @@ import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 import { MALLOC_RAW } from '../../../src/config/costs.js';
 
-const FIX =
+const PLAIN_FIX =
+  'Size the output once: count per item on the device, offsets with `cp.cumsum` (exclusive: shift by one), read the total back once, allocate the output once, then one scatter launch that writes each item at its offset.';
+const PROJECT_FIX =
   'Size the output once: count per item on the device, `d_off = exclusive_sum(d_counts, synchronize=False)`, `total = count_scatter_total(runtime, d_counts, d_off)`, one `runtime.allocate((total,), dtype)`, then one scatter launch that writes each item at its offset.';
+
+const fixText = (ctx: { projectVocabulary: boolean }) => (ctx.projectVocabulary ? PROJECT_FIX : PLAIN_FIX);
 
 // CuPy returns views for these (no allocation): collecting views and joining them once is a gather, not growth.
 const VIEW_METHODS = /^(view|reshape|ravel|transpose|swapaxes|squeeze|T)$/;
@@ -72,7 +76,7 @@ function joinGrowth(ctx: CheckContext, m: PyModel, call: SyntaxNode): boolean {
   if (!parts.some((p) => unparen(p)?.text === target.text)) return false;
   const loop = m.loopOf(call);
   if (!loop || smallFixedLoop(loop) || amortized(call)) return false;
-  ctx.report({ node: call, messageId: 'grow', data: { name: target.text, code: quote(assign) }, fix: { description: FIX } });
+  ctx.report({ node: call, messageId: 'grow', data: { name: target.text, code: quote(assign) }, fix: { description: fixText(ctx) } });
   return true;
 }
 
@@ -94,7 +98,7 @@ function resizeGrowth(ctx: CheckContext, m: PyModel, call: SyntaxNode): void {
   }
   const loop = m.loopOf(call);
   if (!loop || smallFixedLoop(loop) || amortized(call)) return;
-  ctx.report({ node: call, messageId: 'grow', data: { name: grown.text, code: quote(call.parent?.type === 'assignment' ? call.parent : call) }, fix: { description: FIX } });
+  ctx.report({ node: call, messageId: 'grow', data: { name: grown.text, code: quote(call.parent?.type === 'assignment' ? call.parent : call) }, fix: { description: fixText(ctx) } });
 }
 
 interface Collect {
@@ -189,7 +193,7 @@ export default defineCheck({
             if (first && COMPREHENSIONS.includes(first.type) && m.isDevice(call) && !skip(m, call)) {
               const body = first.namedChildren[0];
               if (body && body.type === 'call' && m.isDevice(body) && !isView(m, body, m.scopeOf(call)) && !smallFixedLoop(first)) {
-                ctx.report({ node: call, messageId: 'comprehension', data: { code: quote(call) }, fix: { description: FIX } });
+                ctx.report({ node: call, messageId: 'comprehension', data: { code: quote(call) }, fix: { description: fixText(ctx) } });
               }
             }
           }
@@ -208,7 +212,7 @@ export default defineCheck({
           const scope = m.scopeOf(c.call);
           const join = (joinsOf.get(c.list) ?? []).find((j) => j.startIndex >= c.loop.endIndex && m.scopeOf(j).id === scope.id && m.flowsTo(c.loop, j));
           if (!join) continue;
-          ctx.report({ node: c.call, messageId: 'collect', data: { code: quote(c.call), join: quote(join) }, fix: { description: FIX } });
+          ctx.report({ node: c.call, messageId: 'collect', data: { code: quote(c.call), join: quote(join) }, fix: { description: fixText(ctx) } });
         }
       },
     };

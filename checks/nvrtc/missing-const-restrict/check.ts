@@ -341,6 +341,7 @@ export default defineCheck({
       'Pointer parameter {{p}} of kernel {{kernel}} is only read but is not declared const … __restrict__; the read-only data path (__ldg) is not used.',
   },
   fix: 'safe',
+  group: 'function',
   create(ctx) {
     return {
       'source:exit'() {

@@ -141,6 +141,7 @@ export default defineCheck({
       'Kernel arithmetic is hard-coded to double (`{{code}}` in {{fn}}) and the template declares no compute_t typedef; on RTX 3090/4090 fp64 runs at 1/64 of fp32. Use the compute_t typedef from the precision template.',
   },
   fix: 'safe',
+  group: 'function',
   needsProjectVocabulary: true,
   // A `.cu` file without the vocabulary is reviewed only when the project opts in (`precision.require_compute_t`).
   vocabularyOptIn: (config, language) => language === 'cuda' && config.precision.requireComputeT,

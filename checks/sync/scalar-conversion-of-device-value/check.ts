@@ -83,7 +83,8 @@ export default defineCheck({
             data: { code: quote(n), next: quote(next) },
             fix: {
               description:
-                'Keep the value on the device: pass the 0-d CuPy array (or a one-element device buffer) to the kernel, use a device-side predicate or `cp.where`, or batch through `exclusive_sum(..., synchronize=False)` and one `count_scatter_total(...)`.',
+                'Keep the value on the device: pass the 0-d CuPy array (or a one-element device buffer) to the kernel, use a device-side predicate or `cp.where`, or batch ' +
+                (ctx.projectVocabulary ? 'through `exclusive_sum(..., synchronize=False)` and one `count_scatter_total(...)`.' : 'the reads into one transfer after the GPU work is queued.'),
             },
           });
         }
