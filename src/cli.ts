@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
@@ -11,7 +12,7 @@ import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema
 import { DiffError } from './diff/model.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { atLeast, SEVERITIES, type Severity } from './engine/types.js';
-import { review, type FileReader, type Scope } from './pipeline.js';
+import type { FileReader, Scope } from './pipeline.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
@@ -250,12 +251,33 @@ function plural(n: number, w: string): string {
   return `${n.toLocaleString('en-US')} ${w}${n === 1 ? '' : 's'}`;
 }
 
+/**
+ * The review engine and its native parsers, loaded on first use: --version, --help, rules and
+ * explain work without them, and a parser that cannot load (a prebuilt binary for another libc)
+ * is one line that says what to do, not a stack trace.
+ */
+async function loadPipeline(): Promise<typeof import('./pipeline.js')> {
+  try {
+    // Probe the binding first with require: a failed ESM import of it also surfaces as an uncaught
+    // error from the module graph, after the one-line message.
+    createRequire(import.meta.url)('tree-sitter');
+    return await import('./pipeline.js');
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0];
+    if ((e as NodeJS.ErrnoException).code === 'ERR_DLOPEN_FAILED' || /\.node\b|dlopen/.test(msg)) {
+      throw new UsageError(`cannot load the tree-sitter parser (${msg}); rebuild it for this system with \`npm rebuild tree-sitter tree-sitter-cpp tree-sitter-cuda tree-sitter-python --build-from-source\``);
+    }
+    throw e;
+  }
+}
+
 /** Review, baseline, report in the chosen format, and the exit status of the gate. */
 async function reviewAndReport(diff: string | DiffModel, reader: FileReader | undefined, config: ResolvedConfig, flags: CommonFlags, root: string | undefined, note?: string): Promise<number> {
   const failOn = flags.failOn ?? config.failOn;
   let out;
   try {
     const total = typeof diff === 'string' ? 21 : diff.files.length;
+    const { review } = await loadPipeline();
     out = await review({ diff, config, scope: flags.scope, readFile: reader, onProgress: progress(total, 20) });
   } catch (e) {
     if (e instanceof DiffError) throw new UsageError(e.message);
