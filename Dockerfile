@@ -1,8 +1,9 @@
 # gpu-review: the self-hosted GitHub App service (`node dist/src/server.js`). Settings come from the
 # environment at `docker run` time (README "Self-hosted service"); no secret is baked into the image.
-# The CLI is in the image too: `docker run --rm -i --entrypoint node IMAGE dist/src/cli.js --help`.
+# The CLI is in the image too, with git for `--git` and `scan`:
+#   docker run --rm -v "$PWD:/src" -w /src IMAGE gpu-review review --git origin/main...HEAD
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY scripts ./scripts
@@ -19,12 +20,14 @@ COPY checks ./checks
 COPY bench ./bench
 RUN npx tsc -p tsconfig.json
 
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY scripts/server-deps.mjs ./scripts/
+# The CLI's dependencies, then the server stack (optional peers of the CLI package) at the locked versions.
+RUN npm ci --omit=dev --ignore-scripts && npm install --no-save --omit=dev --ignore-scripts $(node scripts/server-deps.mjs) && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -34,6 +37,11 @@ COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 COPY --from=build --chown=root:root /app/native/build/Release ./native/build/Release
 COPY --chown=root:root package.json ./
+# git for `gpu-review review --git` and `scan` in a mounted repository (owned by another uid, hence
+# safe.directory); `gpu-review` on the PATH so the CLI runs as `docker run IMAGE gpu-review ...`.
+RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/* \
+ && git config --system --add safe.directory '*' \
+ && chmod 0755 /app/dist/src/cli.js && ln -s /app/dist/src/cli.js /usr/local/bin/gpu-review
 # Rule documentation for `gpu-review explain`.
 COPY --from=build --chown=root:root /app/checks ./checks
 USER node

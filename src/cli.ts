@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { constants as fsConstants, existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { open, readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
@@ -13,13 +14,21 @@ import { failsGate } from './engine/gate.js';
 import { DiffError } from './diff/model.js';
 import { CHECKS } from './engine/registry.generated.js';
 import { atLeast, SEVERITIES, type Severity } from './engine/types.js';
-import { review, type FileReader, type Scope } from './pipeline.js';
+import type { FileReader, Scope } from './pipeline.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
 import { renderSarif } from './reporters/sarif.js';
 import { renderText } from './reporters/text.js';
 import type { ReportInput } from './reporters/types.js';
+import { renderGithubAnnotations } from './reporters/github-annotations.js';
+import { applyBaseline, BaselineError, readBaseline, writeBaseline } from './adopt/baseline.js';
+import { sarifRules } from './adopt/rule-docs.js';
+import { applyOneOff, SelectError, type OneOff } from './adopt/select.js';
+import { gitToplevel, listScanFiles, mayBeGpuSource, ScanError, wholeFileDiff } from './adopt/scan.js';
+import { unreviewable } from './adopt/skips.js';
+import type { DiffModel } from './diff/model.js';
+import picomatch from 'picomatch';
 
 const exec = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -155,15 +164,53 @@ function gitReader(repo: string, rev: string): FileReader {
   };
 }
 
-interface ReviewFlags {
-  git?: string;
+type Format = 'text' | 'json' | 'sarif' | 'rdjson' | 'markdown' | 'github';
+const FORMATS: Format[] = ['text', 'json', 'sarif', 'rdjson', 'markdown', 'github'];
+
+/** Flags `review` and `scan` share. */
+interface CommonFlags {
   repo?: string;
-  format: 'text' | 'json' | 'sarif' | 'rdjson' | 'markdown';
+  format: Format;
   scope: Scope;
   failOn?: Severity | 'none';
   config?: string;
   color?: boolean;
   reportUnusedSuppressions?: boolean;
+  select?: string;
+  ignore?: string;
+  minSeverity?: Severity;
+  enablePreview?: boolean;
+  baseline?: string;
+  writeBaseline?: string;
+  strict?: boolean;
+}
+
+interface ReviewFlags extends CommonFlags {
+  git?: string;
+}
+
+/** The config of one run: the file (--config, else <root>/.github/gpu-review.yml), then the one-off flags. */
+async function runConfig(flags: CommonFlags, root: string | undefined): Promise<ResolvedConfig> {
+  const config = await loadConfig(flags.config, root);
+  const o: OneOff = { select: flags.select, ignore: flags.ignore, minSeverity: flags.minSeverity, enablePreview: flags.enablePreview };
+  try {
+    return applyOneOff(config, CHECKS.map((c) => c.id), o);
+  } catch (e) {
+    if (e instanceof SelectError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** On a terminal only: one redrawn line with a bar, the count and the file. */
+function progress(total: number, min: number): ((i: number, n: number, path: string) => void) | undefined {
+  if (!process.stderr.isTTY || total <= min) return undefined;
+  const width = 24;
+  return (i, n, path) => {
+    const filled = Math.round((i / n) * width);
+    const cols = process.stderr.columns || 100;
+    const line = `gpu-review [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${i}/${n} ${path}`;
+    process.stderr.write(`\r\x1b[2K${line.length > cols - 1 ? line.slice(0, cols - 2) + '…' : line}${i === n ? '\r\x1b[2K' : ''}`);
+  };
 }
 
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
@@ -199,25 +246,118 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     }
     if (repo) reader = dirReader(repo);
   }
-  const config = await loadConfig(flags.config, repo);
+  // One config everywhere: a review inside a repository reads that repository's config.
+  const root = repo ?? (await gitToplevel(process.cwd())) ?? undefined;
+  const config = await runConfig(flags, root);
+  return reviewAndReport(diffText, reader, config, flags, root);
+}
+
+/** `scan PATH…`: the files as they are, each reviewed whole. */
+async function runScan(paths: string[], flags: CommonFlags): Promise<number> {
+  if (flags.repo && !(existsSync(flags.repo) && statSync(flags.repo).isDirectory())) throw new UsageError(`--repo ${flags.repo}: no such directory`);
+  let target;
+  try {
+    target = await listScanFiles(paths, process.cwd(), flags.repo);
+  } catch (e) {
+    if (e instanceof ScanError) throw new UsageError(e.message);
+    throw e;
+  }
+  const config = await runConfig(flags, target.root);
+  const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
+  const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
+  const candidates = target.files.filter(mayBeGpuSource);
+  const contents = new Map<string, Buffer>();
+  const entries: Array<{ path: string; lines: number; problem?: string }> = [];
+  for (const path of candidates) {
+    const entry: { path: string; lines: number; problem?: string } = { path, lines: 0 };
+    entries.push(entry);
+    if ((include && !include(path)) || (exclude && exclude(path))) continue; // the pipeline says why
+    const abs = join(target.root, path);
+    const size = statSync(abs).size;
+    if (size > config.limits.maxFileBytes) {
+      entry.problem = `file too large (${(size / 1e6).toFixed(1)} MB, limit ${(config.limits.maxFileBytes / 1e6).toFixed(1)} MB)`;
+      continue;
+    }
+    try {
+      const buf = await readFile(abs);
+      contents.set(path, buf);
+      let n = 1;
+      for (let k = buf.indexOf(10); k >= 0; k = buf.indexOf(10, k + 1)) n++;
+      entry.lines = n;
+    } catch (e) {
+      entry.problem = `cannot read the file (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
+    }
+  }
+  const diff = wholeFileDiff(entries);
+  entries.forEach((e, i) => {
+    if (e.problem) diff.files[i].problem = e.problem;
+  });
+  const other = target.files.length - candidates.length;
+  const note = other > 0 ? `${plural(other, 'other file')} in the tree ${other === 1 ? 'is' : 'are'} not a GPU source type (.cu, .cuh, .py, C++) and ${other === 1 ? 'was' : 'were'} not read` : undefined;
+  return reviewAndReport(diff, async (p) => contents.get(p) ?? null, config, { ...flags, scope: 'file' }, target.root, note);
+}
+
+function plural(n: number, w: string): string {
+  return `${n.toLocaleString('en-US')} ${w}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The review engine and its native parsers, loaded on first use: --version, --help, rules and
+ * explain work without them, and a parser that cannot load (a prebuilt binary for another libc)
+ * is one line that says what to do, not a stack trace.
+ */
+async function loadPipeline(): Promise<typeof import('./pipeline.js')> {
+  try {
+    // Probe the binding first with require: a failed ESM import of it also surfaces as an uncaught
+    // error from the module graph, after the one-line message.
+    createRequire(import.meta.url)('tree-sitter');
+    return await import('./pipeline.js');
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0];
+    if ((e as NodeJS.ErrnoException).code === 'ERR_DLOPEN_FAILED' || /\.node\b|dlopen/.test(msg)) {
+      throw new UsageError(`cannot load the tree-sitter parser (${msg}); rebuild it for this system with \`npm rebuild tree-sitter tree-sitter-cpp tree-sitter-cuda tree-sitter-python --build-from-source\``);
+    }
+    throw e;
+  }
+}
+
+/** Review, baseline, report in the chosen format, and the exit status of the gate. */
+async function reviewAndReport(diff: string | DiffModel, reader: FileReader | undefined, config: ResolvedConfig, flags: CommonFlags, root: string | undefined, note?: string): Promise<number> {
   const failOn = flags.failOn ?? config.failOn;
-  const tty = Boolean(process.stderr.isTTY);
   let out;
   try {
-    out = await review({
-      diff: diffText,
-      config,
-      scope: flags.scope,
-      readFile: reader,
-      onProgress: (i, n, path) => {
-        if (tty && n > 20) process.stderr.write(`\r\x1b[2Kgpu-review: ${i}/${n} ${path.slice(-60)}${i === n ? '\n' : ''}`);
-      },
-    });
+    const total = typeof diff === 'string' ? 21 : diff.files.length;
+    const { review } = await loadPipeline();
+    out = await review({ diff, config, scope: flags.scope, readFile: reader, onProgress: progress(total, 20) });
   } catch (e) {
     if (e instanceof DiffError) throw new UsageError(e.message);
     throw e;
   }
   if (!flags.reportUnusedSuppressions) delete out.result.unusedSuppressions;
+  const notes: string[] = [];
+  if (note) notes.push(note);
+  try {
+    if (flags.writeBaseline) {
+      const n = await writeBaseline(flags.writeBaseline, out.result.findings);
+      notes.push(`wrote ${plural(n, 'fingerprint')} to ${flags.writeBaseline}`);
+    }
+    const baselinePath = flags.baseline ?? (config.baseline && root ? join(root, config.baseline) : config.baseline ?? undefined);
+    if (baselinePath && !flags.writeBaseline) {
+      const known = await readBaseline(baselinePath);
+      const kept = applyBaseline(out.result.findings, known);
+      out.result.findings = kept.findings;
+      if (kept.baselined > 0) notes.push(`${plural(kept.baselined, 'finding')} in the baseline ${baselinePath} not shown`);
+    }
+  } catch (e) {
+    if (e instanceof BaselineError) throw new UsageError(e.message);
+    throw e;
+  }
+  const strict = flags.strict ?? config.strict;
+  const notReviewed = unreviewable(out.result.files);
+  if (strict && notReviewed.length > 0) {
+    const shown = notReviewed.slice(0, 5).map((f) => `${f.path} (${f.skipped})`).join(', ');
+    notes.push(`strict: ${plural(notReviewed.length, 'file')} could not be reviewed: ${shown}${notReviewed.length > 5 ? ', …' : ''}`);
+  }
   const input: ReportInput = {
     result: out.result,
     diff: out.diff,
@@ -228,12 +368,14 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
   };
   const color = flags.color ?? Boolean(process.stdout.isTTY && !process.env.NO_COLOR);
   let text: string;
+  // Notes go with the text formats; machine-readable output stays parseable and they go to stderr.
+  let notesInline = false;
   switch (flags.format) {
     case 'json':
       text = renderJson(input);
       break;
     case 'sarif':
-      text = renderSarif(input, CHECKS.map((c) => ({ id: c.id, summary: c.summary, citation: c.citation, docUrl: ruleDocUrl(config.docsUrl, c.id), severity: c.severity })));
+      text = renderSarif(input, sarifRules(CHECKS, projectRoot, (id) => ruleDocUrl(config.docsUrl, id)));
       break;
     case 'rdjson':
       text = renderRdjson(input);
@@ -241,13 +383,38 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     case 'markdown':
       text = renderMarkdown(input);
       break;
+    case 'github':
+      text = renderGithubAnnotations(input, notes.map((n) => `gpu-review: ${n}`));
+      notesInline = true;
+      break;
     default:
       text = renderText(input, { color });
+      if (notes.length) text = `${text.replace(/\n$/, '')}\n${notes.join('\n')}\n`;
+      notesInline = true;
   }
   await new Promise<void>((res) => process.stdout.write(text.endsWith('\n') ? text : text + '\n', () => res()));
+  if (!notesInline) for (const n of notes) process.stderr.write(`gpu-review: ${n}\n`);
+  if (flags.writeBaseline) return 0;
   // As ESLint's --report-unused-disable-directives: a suppression that silences nothing fails too.
   const failing = out.result.findings.some((f) => failsGate(f, failOn, config.failOnConfidence)) || (out.result.unusedSuppressions?.length ?? 0) > 0;
-  return failing ? 1 : 0;
+  return failing || (strict && notReviewed.length > 0) ? 1 : 0;
+}
+
+function commonOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('text'))
+    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding reaches this severity (default from config, else high)').choices([...SEVERITIES, 'none']))
+    .option('--config <file>', 'config file (YAML or JSON; default: <repository root>/.github/gpu-review.yml)')
+    .option('--select <rules>', 'run only these rules or families (comma-separated, e.g. host-device,sync/stream-sync-in-loop)')
+    .option('--ignore <rules>', 'do not run these rules or families (comma-separated)')
+    .addOption(new Option('--min-severity <severity>', 'do not report findings below this severity').choices([...SEVERITIES]))
+    .option('--enable-preview', 'also run rules marked preview')
+    .option('--baseline <file>', 'report only findings whose fingerprint is not in this baseline (default: config "baseline")')
+    .option('--write-baseline <file>', 'write the fingerprints of all findings to this file (exit 0)')
+    .option('--report-unused-suppressions', 'list gpu-review: ignore[…] comments that silenced nothing (and exit 1 when there are any)')
+    .option('--strict', 'fail when a file that should be reviewed could not be (default: config "strict")')
+    .option('--color', 'force colour output')
+    .option('--no-color', 'disable colour output');
 }
 
 function listRules(format: string): string {
@@ -283,22 +450,26 @@ export async function main(argv: string[]): Promise<number> {
     .configureOutput({ outputError: () => {} })
     .showSuggestionAfterError(true);
 
-  program
+  const reviewCmd = program
     .command('review')
     .description('review a unified diff (file, "-" for stdin, or --git RANGE)')
     .argument('[diff]', 'unified diff file; "-" or omitted reads stdin')
     .option('--git <range>', 'run `git diff RANGE` in --repo (default: the current directory)')
-    .option('--repo <dir>', 'read full post-change files from this tree')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'sarif', 'rdjson', 'markdown']).default('text'))
+    .option('--repo <dir>', 'read full post-change files from this tree');
+  commonOptions(reviewCmd)
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding reaches this severity (default from config, else high)').choices([...SEVERITIES, 'none']))
-    .option('--config <file>', 'config file (YAML or JSON; default: <repo>/.github/gpu-review.yml)')
-    .option('--report-unused-suppressions', 'list gpu-review: ignore[…] comments that silenced nothing (and exit 1 when there are any)')
-    .option('--color', 'force colour output')
-    .option('--no-color', 'disable colour output')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {
       code = await runReview(diff, opts);
     });
+
+  const scanCmd = program
+    .command('scan')
+    .description('review files as they are, whole (default: the current directory); git-ignored files are left out')
+    .argument('[paths...]', 'files or directories')
+    .option('--repo <dir>', 'the tree the paths are in (default: their git work tree, else the current directory)');
+  commonOptions(scanCmd).action(async (paths: string[], opts: CommonFlags) => {
+    code = await runScan(paths, { ...opts, scope: 'file' });
+  });
 
   program
     .command('rules')
@@ -317,7 +488,7 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   if (argv.length === 0) {
-    process.stderr.write('gpu-review: no command given: review, rules or explain (`gpu-review --help` describes them)\n');
+    process.stderr.write('gpu-review: no command given: review, scan, rules or explain (`gpu-review --help` describes them)\n');
     return 2;
   }
   try {

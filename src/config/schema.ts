@@ -148,6 +148,8 @@ export const configSchema = z
       .optional()
       .describe('LuisaCompute DSL rules options.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
+    baseline: z.string().min(1).optional().describe('Baseline file (written by `gpu-review scan --write-baseline`), relative to the repository root: findings whose fingerprint it lists are not reported. Default: none.'),
+    strict: z.boolean().optional().describe('A file that should have been reviewed but could not be (too large, minified, not UTF-8, timed out, unreadable) fails the review like a finding at fail_on. Default: false.'),
     skip_drafts: z.boolean().optional().describe('GitHub App: skip draft pull requests. Default: true.'),
     skip_bot_authors: z.boolean().optional().describe('GitHub App: skip pull requests opened by bots. Default: true.'),
     limits: z
@@ -183,6 +185,9 @@ export interface ResolvedConfig {
   setupFunctions: NamePattern;
   inlineCommentCap: number;
   enablePreview: boolean;
+  /** Baseline file path relative to the repository root, or null. */
+  baseline: string | null;
+  strict: boolean;
   precision: { requireComputeT: boolean };
   /** LuisaCompute backends the project targets; null when the config does not say (any backend). */
   luisa: { backends: string[] | null };
@@ -289,6 +294,8 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
     setupFunctions: setup,
     inlineCommentCap: c.inline_comment_cap ?? 30,
     enablePreview: c.enable_preview ?? false,
+    baseline: c.baseline ?? null,
+    strict: c.strict ?? false,
     precision: { requireComputeT: c.precision?.require_compute_t ?? false },
     luisa: { backends: c.luisa?.backends ?? null },
     skipDrafts: c.skip_drafts ?? true,

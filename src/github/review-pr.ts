@@ -14,6 +14,8 @@ import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
 import { addToBody, botReviews, deletePending, postReview, type Logger } from './post.js';
 import { diffModelFromFiles, listPullFiles, MAX_PR_FILES } from './pr-diff.js';
+import { applyBaseline, parseBaseline } from '../adopt/baseline.js';
+import { unreviewable } from '../adopt/skips.js';
 import { closeStaleThreads, loadBotThreads, markerKey, withoutPosted, type PullRef } from './threads.js';
 
 /** What the handler needs from a `pull_request` webhook. */
@@ -44,6 +46,28 @@ export interface ReviewJob {
   checks?: readonly CheckDef[];
   /** Base delay of the bot's own retries of a review post (tests shrink it). */
   retryDelayMs?: number;
+  /**
+   * Post-change files from a checkout of the head commit (the GitHub Action); default: GitHub's
+   * contents at the head SHA.
+   */
+  readFile?: (path: string) => Promise<string | Uint8Array | null>;
+  /** One-off changes on top of the repository's config (the Action's inputs). */
+  adjustConfig?: (config: ResolvedConfig) => ResolvedConfig;
+  /**
+   * The text of the config's `baseline` file, or null when it does not exist. Default: the file on
+   * the default branch, like the config (a pull request cannot baseline its own findings).
+   */
+  readBaseline?: (path: string) => Promise<string | null>;
+}
+
+async function defaultBranchFile(octokit: GitHubClient, owner: string, repo: string, path: string): Promise<string | null> {
+  try {
+    const { data } = await octokit.rest.repos.getContent({ owner, repo, path, mediaType: { format: 'raw' } });
+    return typeof data === 'string' ? data : null;
+  } catch (e) {
+    if ((e as { status?: number }).status === 404) return null;
+    throw e;
+  }
 }
 
 export type Outcome =
@@ -137,7 +161,19 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       });
       return { kind: 'config-error', message: loaded.message };
     }
-    const config = loaded.config;
+    const config = job.adjustConfig ? job.adjustConfig(loaded.config) : loaded.config;
+    let baseline: Set<string> | null = null;
+    if (config.baseline) {
+      const text = await (job.readBaseline ?? ((p: string) => defaultBranchFile(octokit, e.owner, e.repo, p)))(config.baseline);
+      try {
+        baseline = text === null ? null : parseBaseline(text, config.baseline);
+      } catch (err) {
+        const message = (err as Error).message;
+        await completeCheckRun(octokit, ref, checkId, { conclusion: 'failure', title: `Invalid baseline: ${config.baseline}`, summary: `gpu-review did not review this pull request: ${message}` });
+        return { kind: 'config-error', message };
+      }
+      if (text === null) log.warn({ baseline: config.baseline }, 'the config names a baseline file that does not exist; reviewing without one');
+    }
     const skip = skipByConfig(e, config);
     if (skip) {
       log.info({ reason: skip }, 'not reviewing');
@@ -154,7 +190,9 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       .filter((f) => (!include || include(f.path)) && !(exclude && exclude(f.path)))
       .filter((f) => wantsContent(f.path, config))
       .map((f) => f.path);
-    const contents = await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes });
+    const contents = job.readFile
+      ? { texts: new Map<string, string | Uint8Array>(), skipped: new Map<string, { reason: string; binary?: boolean }>(), errors: [], calls: 0 }
+      : await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes });
     markSkips(diff, contents.skipped);
     log.info({ files: listed.files.length, fetched: contents.texts.size, calls: contents.calls }, 'read the pull request');
 
@@ -163,9 +201,16 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       config,
       scope: 'added',
       checks,
-      readFile: async (p) => contents.texts.get(p) ?? null,
+      readFile: job.readFile ?? (async (p) => contents.texts.get(p) ?? null),
     });
     out.result.errors.push(...contents.errors);
+    let baselined = 0;
+    if (baseline) {
+      const kept = applyBaseline(out.result.findings, baseline);
+      out.result.findings = kept.findings;
+      baselined = kept.baselined;
+    }
+    const notReviewed = config.strict ? unreviewable(out.result.files) : [];
     if (listed.truncated) {
       out.result.errors.push({ message: `GitHub lists at most ${MAX_PR_FILES.toLocaleString('en-US')} files of a pull request; files past that were not reviewed.` });
     }
@@ -227,15 +272,20 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const active = activeChecks(config, checks).length;
     // A file stopped at its time budget was not reviewed: never "success, no issues" for it.
     const timedOut = out.result.files.filter((f) => f.timedOut);
-    const byFindings = conclusionFor(findings, config.failOn, config.failOnConfidence);
+    const byFindings = notReviewed.length > 0 ? 'failure' : conclusionFor(findings, config.failOn, config.failOnConfidence);
     const conclusion = timedOut.length && byFindings !== 'failure' ? config.limits.onTimeout : byFindings;
     const late = timedOut.length ? `${timedOut.length} file${timedOut.length === 1 ? '' : 's'} not reviewed (time budget exceeded)` : '';
-    const title = findings.length === 0 ? late || 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})${late ? `; ${late}` : ''}`;
-    const summary = timedOut.length ? `${built.body}\n\n**Not reviewed, time budget exceeded:** ${timedOut.map((f) => `\`${f.path}\``).join(', ')}` : built.body;
+    let title = findings.length === 0 ? late || 'No GPU issues found' : `${findings.length} finding${findings.length === 1 ? '' : 's'} (fail_on: ${config.failOn})${late ? `; ${late}` : ''}`;
+    if (notReviewed.length > 0) title += `; ${notReviewed.length} file${notReviewed.length === 1 ? '' : 's'} could not be reviewed (strict)`;
+    const extra = [
+      ...(timedOut.length ? [`**Not reviewed, time budget exceeded:** ${timedOut.map((f) => `\`${f.path}\``).join(', ')}`] : []),
+      ...(baselined > 0 ? [`_${baselined} finding${baselined === 1 ? '' : 's'} listed in the baseline \`${config.baseline}\` ${baselined === 1 ? 'is' : 'are'} not reported._`] : []),
+      ...(notReviewed.length > 0 ? [`**strict:** ${notReviewed.map((f) => `\`${f.path}\` (${f.skipped})`).join(', ')} could not be reviewed, which fails the check.`] : []),
+    ];
     await completeCheckRun(octokit, ref, checkId, {
       conclusion,
       title,
-      summary,
+      summary: extra.length ? `${built.body}\n\n${extra.join('\n\n')}` : built.body,
       annotations: annotationsFor(findings, config.failOn, config.failOnConfidence),
     });
     log.info({ findings: findings.length, posted: postedComments, repeated, ...stale, conclusion, rules: active }, 'review done');

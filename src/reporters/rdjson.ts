@@ -44,11 +44,22 @@ export function rdSeverity(s: Severity): RdSeverity {
 
 const RD_ORDER: RdSeverity[] = ['ERROR', 'WARNING', 'INFO'];
 
-function diagnostic(f: Finding, source: RdSource): RdDiagnostic {
+/**
+ * rdf columns count UTF-8 bytes (reviewdog.proto: "column number, starting at 1 (byte count in
+ * UTF-8)"); findings count UTF-16 code units, as tree-sitter reports them for JS strings. Without
+ * the line's text (diff-only review of a line outside the hunks) the column is left as it is.
+ */
+export function utf8Column(line: string | undefined, column: number): number {
+  if (line === undefined || column <= 1) return Math.max(1, column);
+  return Buffer.byteLength(line.slice(0, column - 1), 'utf8') + 1;
+}
+
+function diagnostic(f: Finding, source: RdSource, lines: ReadonlyArray<string | undefined> | undefined): RdDiagnostic {
   const endLine = Math.max(f.line, f.endLine);
-  const start = { line: f.line, column: Math.max(1, f.column) };
+  const start = { line: f.line, column: utf8Column(lines?.[f.line - 1], Math.max(1, f.column)) };
+  const endCol = utf8Column(lines?.[endLine - 1], Math.max(1, f.endColumn));
   // rdf ranges end exclusively, like ours; an empty one-line span would point at nothing.
-  const endColumn = endLine === f.line ? Math.max(start.column + 1, f.endColumn) : Math.max(1, f.endColumn);
+  const endColumn = endLine === f.line ? Math.max(start.column + 1, endCol) : endCol;
   const d: RdDiagnostic = {
     message: [f.message, `Source: ${f.citation}`, f.why].filter(Boolean).join('\n'),
     location: { path: f.path, range: { start, end: { line: endLine, column: endColumn } } },
@@ -69,7 +80,7 @@ function diagnostic(f: Finding, source: RdSource): RdDiagnostic {
 /** reviewdog's rdjson: one DiagnosticResult, for `reviewdog -f=rdjson`. */
 export function renderRdjson(input: ReportInput, opts: { sourceUrl?: string } = {}): string {
   const source: RdSource = { name: 'gpu-review', url: opts.sourceUrl ?? PROJECT_URL };
-  const diagnostics = [...input.result.findings].sort(compareByLocation).map((f) => diagnostic(f, source));
+  const diagnostics = [...input.result.findings].sort(compareByLocation).map((f) => diagnostic(f, source, input.fileLines(f.path)));
   const result: RdDiagnosticResult = { source, diagnostics };
   const worst = RD_ORDER.find((s) => diagnostics.some((d) => d.severity === s));
   if (worst) result.severity = worst;

@@ -22,6 +22,13 @@ export interface SarifRule {
   docUrl: string;
   severity: Severity;
   pass?: Pass;
+  /** Longer description (the rule's "why"); shortDescription stays the one-line summary. */
+  fullDescription?: string;
+  /** The rule's documentation in Markdown (its README), shown by code scanning as the rule help. */
+  helpMarkdown?: string;
+  tags?: string[];
+  /** Code scanning's precision: how often a result is a true positive. */
+  precision?: 'very-high' | 'high' | 'medium' | 'low';
 }
 
 type Level = 'error' | 'warning' | 'note';
@@ -79,6 +86,8 @@ function fixOf(f: Finding): SarifFix[] | undefined {
 function descriptor(rule: SarifRule, pass: Pass | undefined): ReportingDescriptor {
   const properties: Record<string, unknown> = { citation: rule.citation, severity: rule.severity };
   if (pass !== undefined) properties.pass = pass;
+  if (rule.tags?.length) properties.tags = [...rule.tags];
+  if (rule.precision) properties.precision = rule.precision;
   const d: ReportingDescriptor = {
     id: rule.id,
     shortDescription: { text: rule.summary || rule.id },
@@ -87,7 +96,9 @@ function descriptor(rule: SarifRule, pass: Pass | undefined): ReportingDescripto
   };
   const docs = isAbsoluteUri(rule.docUrl);
   if (docs) d.helpUri = rule.docUrl;
+  if (rule.fullDescription) d.fullDescription = { text: rule.fullDescription };
   d.help = { text: `Source: ${rule.citation}${docs ? ` · ${rule.docUrl}` : ''}` };
+  if (rule.helpMarkdown) d.help.markdown = rule.helpMarkdown;
   return d;
 }
 

@@ -1,6 +1,7 @@
 import type { Finding, Severity } from '../engine/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
+import { skippedLine } from '../adopt/skips.js';
 
 export interface TextOptions {
   color: boolean;
@@ -180,9 +181,9 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
   if (rules.length) blocks.push(rules.join('\n'));
 
   const skipped = files.filter((f) => f.skipped !== undefined);
-  if (skipped.length > 0) {
-    blocks.push([paint('skipped:', 'bold'), ...skipped.map((f) => `  ${f.path}: ${f.skipped}`)].join('\n'));
-  }
+  // One line, not one per non-GPU file: counts by reason, naming only files that could not be reviewed.
+  const skippedSummary = skippedLine(files);
+  if (skippedSummary) blocks.push(paint(skippedSummary, 'dim'));
   if (errors.length > 0) {
     blocks.push(
       [paint('errors:', 'bold', 'red'), ...errors.map((e) => `  ${e.path ? `${e.path}: ` : ''}${e.message}`)].join('\n'),

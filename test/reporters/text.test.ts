@@ -88,7 +88,7 @@ describe('renderText', () => {
 
   it('ends with skipped files, errors and the summary line', () => {
     const out = renderText(makeInput({ errors: [{ path: 'src/bad.cu', message: 'cannot read' }, { message: 'config: unknown key' }] }), { color: false });
-    expect(out).toContain('skipped:\n  assets/logo.png: binary file');
+    expect(out).toContain('1 file skipped: 1 binary file');
     expect(out).toContain('errors:\n  src/bad.cu: cannot read\n  config: unknown key');
     const lines = out.trimEnd().split('\n');
     expect(lines[lines.length - 1]).toBe('5 findings (1 critical, 2 high, 1 medium-high, 1 medium) in 2 files; 1 file skipped');

@@ -34,9 +34,9 @@ function stale(): boolean {
 }
 
 describe('Dockerfile', () => {
-  test('multi-stage on node:20-bookworm-slim, production deps only, non-root, healthcheck, port, no secrets', () => {
+  test('multi-stage on node:24-bookworm-slim (active LTS), production deps only, non-root, healthcheck, port, no secrets', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const s of stages) expect(s).toMatch(/^FROM node:20-bookworm-slim\b/);
+    for (const s of stages) expect(s).toMatch(/^FROM node:24-bookworm-slim\b/);
     expect(cmd).toEqual(['node', 'dist/src/server.js']);
     expect(final).toMatch(/^USER node$/m);
     expect(final).toMatch(/^EXPOSE 3000$/m);
