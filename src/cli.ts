@@ -107,6 +107,23 @@ function gitReader(repo: string, rev: string): FileReader {
   };
 }
 
+/** Files of a revision (`git ls-tree`), to find the units that include a changed header. */
+function gitLister(repo: string, rev: string): () => Promise<string[]> {
+  return async () => (await exec('git', ['ls-tree', '-r', '--name-only', '-z', rev], { cwd: repo, maxBuffer: 256 * 1024 * 1024 })).stdout.split('\0').filter(Boolean);
+}
+
+/** Files of a directory tree (no symlinks followed, dot-directories and node_modules left out). */
+function dirLister(root: string): () => Promise<string[]> {
+  return async () => {
+    const { readdir } = await import('node:fs/promises');
+    const entries = await readdir(root, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((e) => e.isFile())
+      .map((e) => relative(root, join(e.parentPath, e.name)).split('\\').join('/'))
+      .filter((p) => !p.split('/').some((s) => s.startsWith('.') || s === 'node_modules'));
+  };
+}
+
 interface ReviewFlags {
   git?: string;
   repo?: string;
@@ -115,11 +132,13 @@ interface ReviewFlags {
   failOn?: Severity | 'none';
   config?: string;
   color?: boolean;
+  compile?: boolean;
 }
 
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
   let diffText: string;
   let reader: FileReader | undefined;
+  let listFiles: (() => Promise<string[]>) | undefined;
   const repo = flags.repo ? resolve(flags.repo) : undefined;
   if (repo && !(existsSync(repo) && statSync(repo).isDirectory())) throw new UsageError(`--repo ${flags.repo}: no such directory`);
   if (flags.git !== undefined) {
@@ -134,6 +153,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     }
     const m = /\.\.\.?(.*)$/.exec(flags.git);
     reader = m ? gitReader(cwd, m[1] || 'HEAD') : dirReader(cwd);
+    listFiles = m ? gitLister(cwd, m[1] || 'HEAD') : dirLister(cwd);
   } else {
     if (!diffArg || diffArg === '-') {
       if (!diffArg && process.stdin.isTTY) throw new UsageError('no diff given: pass a DIFF file, "-" for stdin, or --git RANGE');
@@ -147,7 +167,10 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       }
       diffText = decodeDiff(buf);
     }
-    if (repo) reader = dirReader(repo);
+    if (repo) {
+      reader = dirReader(repo);
+      listFiles = dirLister(repo);
+    }
   }
   const config = await loadConfig(flags.config, repo);
   const failOn = flags.failOn ?? config.failOn;
@@ -159,6 +182,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       config,
       scope: flags.scope,
       readFile: reader,
+      compile: flags.compile || config.compile.enabled ? { settings: config.compile, listFiles } : undefined,
       onProgress: (i, n, path) => {
         if (tty && n > 20) process.stderr.write(`\r\x1b[2Kgpu-review: ${i}/${n} ${path.slice(-60)}${i === n ? '\n' : ''}`);
       },
@@ -245,6 +269,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding reaches this severity (default from config, else high)').choices([...SEVERITIES, 'none']))
     .option('--config <file>', 'config file (YAML or JSON; default: <repo>/.github/gpu-review.yml)')
+    .option('--compile', 'compile the changed kernels with nvcc at base and head and report registers, spills and occupancy (config "compile")')
     .option('--color', 'force colour output')
     .option('--no-color', 'disable colour output')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {

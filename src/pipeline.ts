@@ -13,6 +13,8 @@ import { workerLanes } from './engine/pool.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
+import { applyCompileEvidence } from './compile/apply.js';
+import { compileEvidence, type CompileOptions } from './compile/evidence.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -31,6 +33,11 @@ export interface ReviewOptions {
    * fewer than the cores, at most 3. GPU_REVIEW_WORKERS overrides it.
    */
   workers?: number;
+  /**
+   * Compile the changed kernels with nvcc at base and head first (src/compile/): their figures
+   * reach the checks through `config.compileEvidence`, and the result carries them in `compile`.
+   */
+  compile?: CompileOptions;
   /** Called after each file (1-based index). */
   onProgress?: (index: number, total: number, path: string) => void;
 }
@@ -63,7 +70,8 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
 /** The whole review: diff → sources → checks → precedence and suppressions → diff annotations. */
 export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
-  const config = opts.config;
+  const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
+  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
   const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
@@ -123,6 +131,10 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     findings.push(...d.findings);
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
+  if (compiled) {
+    const kept = applyCompileEvidence(findings, compiled, config.targets);
+    return { result: { findings: kept, files, errors, compile: compiled }, diff, fileLines };
+  }
   return { result: { findings, files, errors }, diff, fileLines };
 }
 

@@ -94,4 +94,6 @@ export interface ReviewResult {
   findings: Finding[];
   files: FileReport[];
   errors: ReviewError[];
+  /** nvcc figures of the changed kernels, when the review compiled them (`--compile`). */
+  compile?: import('../compile/evidence.js').CompileReport;
 }

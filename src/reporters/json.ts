@@ -80,6 +80,8 @@ export function renderJson(input: ReportInput): string {
     findings: [...findings].sort(compareByLocation).map(findingJson),
     files: [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(fileJson),
     errors: errors.map(errorJson),
+    // Present only with --compile: the nvcc figures per changed kernel (src/compile/evidence.ts).
+    ...(input.result.compile ? { compile: input.result.compile } : {}),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
