@@ -57,7 +57,8 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
     .filter((c) => {
       const o = config.rules[c.id];
       if (o === 'off' || !config.passes[c.pass]) return false;
-      if (c.status === 'preview' && !config.enablePreview && o === undefined) return false;
+      // A rule that reads nvcc's figures runs whenever the review compiled (`--compile` asks for them).
+      if (c.status === 'preview' && !config.enablePreview && o === undefined && !(c.requires === 'compiler' && config.compileEvidence)) return false;
       return true;
     })
     .map((c) => {

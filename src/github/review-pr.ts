@@ -44,6 +44,8 @@ export interface ReviewJob {
   checks?: readonly CheckDef[];
   /** Base delay of the bot's own retries of a review post (tests shrink it). */
   retryDelayMs?: number;
+  /** The operator allows compiler evidence (AppOptions.compile); the repository's config must enable it too. */
+  compile?: boolean;
 }
 
 export type Outcome =
@@ -86,6 +88,17 @@ function markSkips(diff: DiffModel, skipped: Map<string, { reason: string; binar
  * payload `buildReview` makes, minus what earlier pushes already posted, as one review, plus a
  * check run with the findings as annotations.
  */
+/** One file at the head SHA (an include of a compiled unit that the diff does not touch); null when absent, binary or too large. */
+async function readAtHead(octokit: GitHubClient, e: PullRequestEvent, path: string, maxBytes: number): Promise<Uint8Array | null> {
+  try {
+    const { data } = await octokit.rest.repos.getContent({ owner: e.owner, repo: e.repo, path, ref: e.headSha });
+    if (Array.isArray(data) || data.type !== 'file' || !('content' in data) || data.size > maxBytes) return null;
+    return Buffer.from(data.content, 'base64');
+  } catch {
+    return null;
+  }
+}
+
 export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const { octokit, log, event: e } = job;
   const early = skipBeforeConfig(e);
@@ -163,7 +176,9 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       config,
       scope: 'added',
       checks,
-      readFile: async (p) => contents.texts.get(p) ?? null,
+      readFile: async (p) => contents.texts.get(p) ?? (job.compile && config.compile.enabled ? await readAtHead(octokit, e, p, config.limits.maxFileBytes) : null),
+      // The service picks the compiler (NVCC, default: nvcc on PATH), never the repository's config.
+      compile: job.compile && config.compile.enabled ? { settings: { ...config.compile, nvcc: process.env.NVCC ?? 'nvcc' } } : undefined,
     });
     out.result.errors.push(...contents.errors);
     if (listed.truncated) {

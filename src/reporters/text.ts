@@ -1,3 +1,4 @@
+import { compileLines } from '../compile/render.js';
 import type { Finding, Severity } from '../engine/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
@@ -143,6 +144,7 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
   const blocks: string[] = [];
   for (const f of [...findings].sort(compareByLocation)) blocks.push(renderFinding(f, input, paint).join('\n'));
 
+  if (input.result.compile) blocks.push([paint('compiler evidence:', 'bold'), ...compileLines(input.result.compile, 'text')].join('\n'));
   const skipped = files.filter((f) => f.skipped !== undefined);
   if (skipped.length > 0) {
     blocks.push([paint('skipped:', 'bold'), ...skipped.map((f) => `  ${f.path}: ${f.skipped}`)].join('\n'));
