@@ -43,6 +43,8 @@ export interface RunResult {
   /** Killed by the memory limit (the process ran out of address space or was signalled for it). */
   outOfMemory: boolean;
   ms: number;
+  /** Process (and process-group) id of the compiler run. */
+  pid: number | null;
 }
 
 const MAX_OUTPUT = 4 * 1024 * 1024;
@@ -83,14 +85,14 @@ export function runLimited(cmd: string, args: readonly string[], opts: { cwd: st
     }, opts.timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
-      res({ code: null, output: e.message, timedOut: false, outOfMemory: false, ms: performance.now() - t0 });
+      res({ code: null, output: e.message, timedOut: false, outOfMemory: false, ms: performance.now() - t0, pid: child.pid ?? null });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       // Reap any straggler of the group (a ptxas left behind by a crashed driver).
       killGroup();
       const oom = !timedOut && (/out of memory|std::bad_alloc|Cannot allocate memory|memory allocation failure/i.test(output) || (signal === 'SIGKILL' && !timedOut) || signal === 'SIGSEGV');
-      res({ code: code ?? null, output, timedOut, outOfMemory: oom && code !== 0, ms: performance.now() - t0 });
+      res({ code: code ?? null, output, timedOut, outOfMemory: oom && code !== 0, ms: performance.now() - t0, pid: child.pid ?? null });
     });
   });
 }
