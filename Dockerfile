@@ -2,6 +2,12 @@
 # environment at `docker run` time (README "Self-hosted service"); no secret is baked into the image.
 # The CLI is in the image too: `docker run --rm -i --entrypoint node IMAGE dist/src/cli.js --help`.
 
+# BASE: the runtime image. The default is Node's own; for nvcc compiler evidence (`COMPILE=on`, README
+# "Compiler evidence") build on a CUDA toolkit image, e.g.
+#   docker build --build-arg BASE=nvidia/cuda:13.0.0-devel-ubuntu24.04 -t gpu-review:cuda .
+# (a devel image: nvcc, its host compiler and cu++filt; no GPU or driver is needed to compile).
+ARG BASE=node:20-bookworm-slim
+
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
@@ -24,7 +30,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM ${BASE}
+# A toolkit base has no Node: take the very binary the build stages ran with (glibc-linked, and the
+# CUDA images' glibc is newer than bookworm's), and the unprivileged `node` user if it is missing.
+COPY --from=deps /usr/local/bin/node /usr/local/bin/node
+RUN id -u node >/dev/null 2>&1 || useradd --system --create-home --shell /usr/sbin/nologin node
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
