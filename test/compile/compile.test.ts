@@ -342,3 +342,52 @@ def run(d_in, d_out, n):
     expect(report.silenced[0].reason).toMatch(/registers\/thread with no spills/);
   });
 });
+
+describe('configuration and availability', () => {
+  it('rejects include dirs outside the repository and bad defines, naming the key', async () => {
+    const { resolveConfig, ConfigError } = await import('../../src/config/schema.js');
+    expect(() => resolveConfig({ compile: { include_dirs: ['../sdk'] } }, [])).toThrow(/"compile.include_dirs" entry "\.\.\/sdk" is outside the repository/);
+    expect(() => resolveConfig({ compile: { include_dirs: ['/usr/include'] } }, [])).toThrow(ConfigError);
+    expect(() => resolveConfig({ compile: { defines: ['A B'] } }, [])).toThrow(/compile\.defines\.0/);
+    expect(() => resolveConfig({ compile: { nvcc_path: 'x' } }, [])).toThrow(/unknown key "nvcc_path" in "compile"/);
+    expect(resolveConfig({}, []).compile).toEqual({ enabled: false, nvcc: 'nvcc', includeDirs: ['.'], defines: [], std: 'c++17', timeoutMs: 120_000, memoryMb: 8192, reviewTimeoutMs: 600_000 });
+  });
+
+  it('without a runnable nvcc the review goes on and says compilation was unavailable', async () => {
+    const cfg = config({ compile: { nvcc: '/nonexistent/nvcc' } });
+    const text = '__global__ void k(float* x) { x[0] = 1.f; }\n';
+    const diff = `diff --git a/src/a.cu b/src/a.cu\nnew file mode 100644\n--- /dev/null\n+++ b/src/a.cu\n@@ -0,0 +1 @@\n+${text}`;
+    const out = await review({ diff, config: cfg, compile: { settings: cfg.compile } });
+    expect(out.result.compile?.unavailable).toBe('nvcc not found or not runnable (/nonexistent/nvcc)');
+    expect(out.result.compile?.kernels).toEqual([]);
+    expect(out.result.files[0].skipped).toBeUndefined();
+  });
+});
+
+describe.skipIf(!hasNvcc)('CLI --compile', () => {
+  it('reviews a git range with --compile and puts the figures in json, text and markdown', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { GIT_ENV } = await import('../diff/tmp-git.js');
+    const cli = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli.js');
+    const r = new TmpRepo();
+    r.write('include/taps.cuh', '#pragma once\n#define STRIDE 7\n').write('src/window.cu', WINDOW(8, '')).commit('base');
+    r.write('src/window.cu', WINDOW(128, '__launch_bounds__(256, 8)')).commit('head');
+    r.write('.github/gpu-review.yml', 'targets: [A100]\n');
+    const run = (format: string) => spawnSync(process.execPath, [cli, 'review', '--git', 'HEAD~1..HEAD', '--repo', r.dir, '--compile', '--fail-on', 'none', '--format', format], { encoding: 'utf8', env: { ...GIT_ENV, NO_COLOR: '1' } });
+    const json = run('json');
+    expect(json.status).toBe(0);
+    const doc = JSON.parse(json.stdout) as { compile: CompileReport; findings: Array<{ ruleId: string }> };
+    expect(doc.compile.arches).toEqual(['sm_80']);
+    expect(doc.compile.kernels.map((k) => k.name)).toEqual(['window_kernel']);
+    expect(doc.findings.some((f) => f.ruleId === 'kernel/spill-introduced')).toBe(true);
+    const md = run('markdown');
+    expect(md.stdout).toContain('### Compiler evidence');
+    expect(md.stdout).toContain(doc.compile.kernels[0].text);
+    expect(run('text').stdout).toContain('compiler evidence:');
+    // Without --compile nothing is compiled and the compiler rule stays silent.
+    const plain = spawnSync(process.execPath, [cli, 'review', '--git', 'HEAD~1..HEAD', '--repo', r.dir, '--fail-on', 'none', '--format', 'json'], { encoding: 'utf8', env: GIT_ENV });
+    const p = JSON.parse(plain.stdout) as { compile?: unknown; findings: Array<{ ruleId: string }> };
+    expect(p.compile).toBeUndefined();
+    expect(p.findings.some((f) => f.ruleId === 'kernel/spill-introduced')).toBe(false);
+  });
+});
