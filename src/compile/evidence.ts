@@ -162,6 +162,9 @@ export async function compileEvidence(diff: DiffModel, config: ResolvedConfig, r
         report.units.push(r.report);
         if (r.kernels) got[side] = r.kernels;
       }
+      if (!collected.base && !collected.head && !report.units.some((u) => u.unit === job.id)) {
+        report.units.push({ unit: job.id, side: 'head', ms: 0, kernels: 0, skipped: 'the post-change file is not available (review with --repo or --git)' });
+      }
       figures.set(job.id, got);
     }
     report.kernels = await buildEvidence(jobs, figures, trees, diff, config);
@@ -225,16 +228,22 @@ async function findUnits(diff: DiffModel, trees: Trees, opts: CompileOptions, re
 async function pythonUnits(path: string, trees: Trees, status: string): Promise<UnitJob[]> {
   const sides = { base: status === 'added' ? null : await trees.base(path), head: await trees.head(path) };
   const per = { base: sides.base ? kernelStrings(sides.base) : [], head: sides.head ? kernelStrings(sides.head) : [] };
-  const n = Math.max(per.base.length, per.head.length);
+  // Pair the strings of both sides by the name they are bound to, the rest in order.
+  const pairs: Array<[KernelString | undefined, KernelString | undefined]> = [];
+  const baseLeft = [...per.base];
+  for (const h of per.head) {
+    const i = h.variable ? baseLeft.findIndex((b) => b.variable === h.variable) : -1;
+    pairs.push([i >= 0 ? baseLeft.splice(i, 1)[0] : undefined, h]);
+  }
+  for (const p of pairs) if (!p[0] && !p[1]!.variable && baseLeft.length && !baseLeft[0].variable) p[0] = baseLeft.shift();
+  for (const b of baseLeft) pairs.push([b, undefined]);
   const jobs: UnitJob[] = [];
-  for (let i = 0; i < n; i++) {
-    const b = per.base[i];
-    const h = per.head[i];
+  pairs.forEach(([b, h], i) => {
     const skip: UnitJob['skip'] = {};
     if (b?.unresolved) skip.base = `.format parameter ${b.unresolved} is not a constant`;
     if (h?.unresolved) skip.head = `.format parameter ${h.unresolved} is not a constant`;
     jobs.push({ id: `${path}#${i + 1}`, path: `${path.replace(/\.py$/i, '')}__kernel${i + 1}.cu`, base: b ? b.text : null, head: h ? h.text : null, skip });
-  }
+  });
   return jobs;
 }
 
@@ -242,7 +251,15 @@ async function pythonUnits(path: string, trees: Trees, status: string): Promise<
  * The kernel strings of a Python file as the review extracts them, ready for nvcc: `{{`/`}}` are
  * already single braces, and each `.format` placeholder gets its argument when that is a literal.
  */
-export function kernelStrings(py: string): Array<{ text: string; unresolved?: string }> {
+export interface KernelString {
+  text: string;
+  /** The name the string is bound to (`_SRC`), when it is assigned to one. */
+  variable?: string;
+  /** A `.format` parameter whose argument is not a literal. */
+  unresolved?: string;
+}
+
+export function kernelStrings(py: string): KernelString[] {
   const tree = parseText('python', py, 20_000);
   return extractKernels(tree.rootNode, py).map((k) => {
     let unresolved: string | undefined;
@@ -254,7 +271,7 @@ export function kernelStrings(py: string): Array<{ text: string; unresolved?: st
       }
       return v;
     });
-    return unresolved ? { text, unresolved } : { text };
+    return { text, ...(k.variable ? { variable: k.variable } : {}), ...(unresolved ? { unresolved } : {}) };
   });
 }
 

@@ -91,7 +91,9 @@ export function runLimited(cmd: string, args: readonly string[], opts: { cwd: st
       clearTimeout(timer);
       // Reap any straggler of the group (a ptxas left behind by a crashed driver).
       killGroup();
-      const oom = !timedOut && (/out of memory|std::bad_alloc|Cannot allocate memory|memory allocation failure/i.test(output) || (signal === 'SIGKILL' && !timedOut) || signal === 'SIGSEGV');
+      // Past the address-space limit cicc and ptxas report "out of memory" / bad_alloc, or die on a
+      // failed allocation (nvcc then exits 139, or the child is signalled).
+      const oom = !timedOut && (/out of memory|std::bad_alloc|Cannot allocate memory|memory allocation failure/i.test(output) || code === 137 || code === 139 || signal === 'SIGKILL' || signal === 'SIGSEGV');
       res({ code: code ?? null, output, timedOut, outOfMemory: oom && code !== 0, ms: performance.now() - t0, pid: child.pid ?? null });
     });
   });

@@ -79,7 +79,7 @@ export const configSchema = z
         defines: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?$/, 'expected NAME or NAME=VALUE')).max(256).optional().describe('Preprocessor definitions (NAME or NAME=VALUE). Default: none.'),
         std: z.enum(['c++11', 'c++14', 'c++17', 'c++20']).optional().describe('C++ standard. Default: c++17.'),
         timeout_ms: z.number().int().positive().max(3_600_000).optional().describe('Time limit per translation unit and side; the compiler process group is killed past it. Default: 120000.'),
-        memory_mb: z.number().int().min(256).max(262_144).optional().describe('Address-space limit of the compiler per unit, in MiB. Default: 8192.'),
+        memory_mb: z.number().int().min(64).max(262_144).optional().describe('Address-space limit of the compiler per unit, in MiB. Default: 8192.'),
         review_timeout_ms: z.number().int().positive().max(86_400_000).optional().describe('Time limit for all compiles of one review; units not reached in time are skipped. Default: 600000.'),
       })
       .strict()

@@ -291,6 +291,12 @@ describe.skipIf(!hasNvcc)('nvcc evidence, base against head', () => {
     expect(report.kernels).toEqual([]);
   });
 
+  it('a unit past the memory limit is skipped, the review goes on', async () => {
+    const { report } = await reviewRange(repo, { compile: { memory_mb: 64 } });
+    expect(report.units.length).toBe(2);
+    for (const u of report.units) expect(u.skipped).toBe('compile exceeded the memory limit (64 MB)');
+  });
+
   it('the review-wide budget stops further units', async () => {
     const { report } = await reviewRange(repo, { compile: { review_timeout_ms: 1 } });
     expect(report.units.some((u) => /compile time budget of the review/.test(u.skipped ?? '') || /exceeded 1 ms/.test(u.skipped ?? ''))).toBe(true);
