@@ -140,27 +140,25 @@ export async function compileEvidence(diff: DiffModel, config: ResolvedConfig, r
         }
         collected[side] = await collectUnit(job.path, text, (p) => trees[side](p), s.includeDirs);
       }
-      for (const side of ['base', 'head'] as const) {
-        const unit = collected[side];
-        if (!unit) continue;
-        if (unit.skipped) {
-          report.units.push({ unit: job.id, side, ms: 0, kernels: 0, skipped: unit.skipped });
-          continue;
-        }
-        const other = side === 'head' ? collected.base : undefined;
-        // The same files on both sides compile to the same figures: compile once.
-        if (other && !other.skipped && got.base && sameFiles(other.files, unit.files)) {
-          got.head = got.base;
-          report.units.push({ unit: job.id, side, ms: 0, kernels: countKernels(got.base), reused: true });
-          continue;
-        }
-        if (performance.now() > deadline) {
-          report.units.push({ unit: job.id, side, ms: 0, kernels: 0, skipped: `compile time budget of the review (${s.reviewTimeoutMs} ms) exhausted` });
-          continue;
-        }
-        const r = await compileUnit(job, side, unit, info, s, arches, join(work, `${report.units.length}`), Math.min(s.timeoutMs, Math.max(1, deadline - performance.now())));
-        report.units.push(r.report);
-        if (r.kernels) got[side] = r.kernels;
+      const same = Boolean(collected.base && collected.head && !collected.base.skipped && !collected.head.skipped && sameFiles(collected.base.files, collected.head.files));
+      // Base and head compile side by side (two nvcc processes); the same files on both sides
+      // compile to the same figures, so those are compiled once.
+      const sides = (['base', 'head'] as const).filter((side) => collected[side] && !(same && side === 'head'));
+      const results = await Promise.all(
+        sides.map(async (side) => {
+          const unit = collected[side]!;
+          if (unit.skipped) return { report: { unit: job.id, side, ms: 0, kernels: 0, skipped: unit.skipped } as UnitReport };
+          if (performance.now() > deadline) return { report: { unit: job.id, side, ms: 0, kernels: 0, skipped: `compile time budget of the review (${s.reviewTimeoutMs} ms) exhausted` } as UnitReport };
+          return compileUnit(job, side, unit, info, s, arches, join(work, `${report.units.length}-${side}`), Math.min(s.timeoutMs, Math.max(1, deadline - performance.now())));
+        }),
+      );
+      sides.forEach((side, i) => {
+        report.units.push(results[i].report);
+        if (results[i].kernels) got[side] = results[i].kernels!;
+      });
+      if (same) {
+        got.head = got.base;
+        report.units.push({ unit: job.id, side: 'head', ms: 0, kernels: got.base ? countKernels(got.base) : 0, reused: true, ...(got.base ? {} : { skipped: 'same files as the base, which did not compile' }) });
       }
       if (!collected.base && !collected.head && !report.units.some((u) => u.unit === job.id)) {
         report.units.push({ unit: job.id, side: 'head', ms: 0, kernels: 0, skipped: 'the post-change file is not available (review with --repo or --git)' });
