@@ -1,6 +1,6 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
+import { dirname, join, posix, resolve, sep } from 'node:path';
 import { cudaModel } from '../analysis/cuda.js';
 import { launchConfigs, prod } from '../analysis/launch-config.js';
 import { occupancy } from '../analysis/occupancy.js';
@@ -190,6 +190,11 @@ async function findUnits(diff: DiffModel, trees: Trees, opts: CompileOptions, re
   for (const f of diff.files) {
     if (f.binary || f.problem) continue;
     const path = f.status === 'deleted' ? f.oldPath! : f.path;
+    const norm = posix.normalize(path);
+    if (posix.isAbsolute(norm) || norm === '..' || norm.startsWith('../')) {
+      if (CUDA_UNIT.test(path)) report.units.push({ unit: path, side: 'head', ms: 0, kernels: 0, skipped: 'path outside the repository' });
+      continue;
+    }
     if (CUDA_UNIT.test(path)) {
       if (!seen.has(path)) jobs.push({ id: path, path });
       seen.add(path);
@@ -296,7 +301,9 @@ async function compileUnit(
   const t0 = performance.now();
   const done = (extra: Partial<UnitReport>, kernels?: KernelFigures[]) => ({ report: { unit: job.id, side, ms: Math.round(performance.now() - t0), kernels: kernels ? countKernels(kernels) : 0, ...extra }, kernels });
   for (const [p, t] of collected.files) {
-    const abs = join(dir, p);
+    const abs = resolve(dir, p);
+    // Paths come from the diff and the repository: none may land outside the copy.
+    if (!abs.startsWith(dir + sep)) return done({ skipped: `path ${p} is outside the repository` });
     await mkdir(dirname(abs), { recursive: true });
     await writeFile(abs, t);
   }
@@ -337,7 +344,7 @@ export function firstErrorLocation(output: string, dir: string, job: UnitJob): s
   return 'no error location reported';
 }
 
-interface KernelSite {
+export interface KernelSite {
   path: string;
   line: number;
   endLine: number;
@@ -455,7 +462,7 @@ async function buildEvidence(
   return out;
 }
 
-function occupancyFigures(targets: readonly GpuSpec[], arches: KernelEvidence['arches'], baseSite: KernelSite | null, headSite: KernelSite | null): OccupancyFigure[] {
+export function occupancyFigures(targets: readonly GpuSpec[], arches: KernelEvidence['arches'], baseSite: KernelSite | null, headSite: KernelSite | null): OccupancyFigure[] {
   const out: OccupancyFigure[] = [];
   for (const gpu of targets) {
     const a = arches.find((x) => x.arch === archOf(gpu.cc));

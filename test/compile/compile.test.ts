@@ -397,3 +397,21 @@ describe.skipIf(!hasNvcc)('CLI --compile', () => {
     expect(p.findings.some((f) => f.ruleId === 'kernel/spill-introduced')).toBe(false);
   });
 });
+
+describe('occupancy from compiler figures', () => {
+  it('matches the occupancy calculator for register-limited blocks, base against head', async () => {
+    const { occupancyFigures } = await import('../../src/compile/evidence.js');
+    const fig = (registers: number) => ({ registers, barriers: 0, stackFrame: 0, spillStores: 0, spillLoads: 0, smem: 0, cmem: 0 });
+    const site = { path: 'a.cu', line: 1, endLine: 2, touched: true, threads: 256, dynSmem: 0 };
+    const occ = occupancyFigures([GPU_TABLE.A100, GPU_TABLE['RTX 3090']], [
+      { arch: 'sm_80', base: fig(32), head: fig(72) },
+      { arch: 'sm_86', base: fig(32), head: fig(48) },
+    ], site, site);
+    // A100: 72 registers → 2,304 per warp → 28 warps by registers → 3 blocks of 8 warps = 24 of 64.
+    // RTX 3090: 48 registers → 1,536 per warp → 42 warps → 5 blocks = 40 of 48. 32 registers: full.
+    expect(occ).toEqual([
+      { gpu: 'A100', threads: 256, base: 1, head: 0.375, limiter: 'registers' },
+      { gpu: 'RTX 3090', threads: 256, base: 1, head: 40 / 48, limiter: 'registers' },
+    ]);
+  });
+});
