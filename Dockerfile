@@ -3,6 +3,12 @@
 # The CLI is in the image too, with git for `--git` and `scan`:
 #   docker run --rm -v "$PWD:/src" -w /src IMAGE gpu-review review --git origin/main...HEAD
 
+# BASE: the runtime image. The default is Node's own; for nvcc compiler evidence (`COMPILE=on`, README
+# "Compiler evidence") build on a CUDA toolkit image, e.g.
+#   docker build --build-arg BASE=nvidia/cuda:13.0.0-devel-ubuntu24.04 -t gpu-review:cuda .
+# (a devel image: nvcc, its host compiler and cu++filt; no GPU or driver is needed to compile).
+ARG BASE=node:24-bookworm-slim
+
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
@@ -27,7 +33,11 @@ COPY scripts/server-deps.mjs ./scripts/
 # The CLI's dependencies, then the server stack (optional peers of the CLI package) at the locked versions.
 RUN npm ci --omit=dev --ignore-scripts && npm install --no-save --omit=dev --ignore-scripts $(node scripts/server-deps.mjs) && npm cache clean --force
 
-FROM node:24-bookworm-slim
+FROM ${BASE}
+# A toolkit base has no Node: take the very binary the build stages ran with (glibc-linked, and the
+# CUDA images' glibc is newer than bookworm's), and the unprivileged `node` user if it is missing.
+COPY --from=deps /usr/local/bin/node /usr/local/bin/node
+RUN id -u node >/dev/null 2>&1 || useradd --system --create-home --shell /usr/sbin/nologin node
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \

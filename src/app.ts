@@ -25,6 +25,11 @@ export interface AppOptions {
   checks?: readonly CheckDef[];
   /** Base delay of the bot's own retries when posting a review (tests shrink it). */
   retryDelayMs?: number;
+  /**
+   * The operator allows nvcc compiler evidence (service setting COMPILE); a repository still has to
+   * ask for it with `compile: { enabled: true }`. Off by default.
+   */
+  compile?: boolean;
   /** Called with each finished job (tests, metrics). */
   onOutcome?: (outcome: Outcome, event: PullRequestEvent) => void;
 }
@@ -84,6 +89,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
           toolVersion: VERSION,
           checks: options.checks,
           retryDelayMs: options.retryDelayMs,
+          compile: options.compile,
         });
         options.onOutcome?.(outcome, event);
       });

@@ -164,6 +164,23 @@ function gitReader(repo: string, rev: string): FileReader {
   };
 }
 
+/** Files of a revision (`git ls-tree`), to find the units that include a changed header. */
+function gitLister(repo: string, rev: string): () => Promise<string[]> {
+  return async () => (await exec('git', ['ls-tree', '-r', '--name-only', '-z', rev], { cwd: repo, maxBuffer: 256 * 1024 * 1024 })).stdout.split('\0').filter(Boolean);
+}
+
+/** Files of a directory tree (no symlinks followed, dot-directories and node_modules left out). */
+function dirLister(root: string): () => Promise<string[]> {
+  return async () => {
+    const { readdir } = await import('node:fs/promises');
+    const entries = await readdir(root, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((e) => e.isFile())
+      .map((e) => relative(root, join(e.parentPath, e.name)).split('\\').join('/'))
+      .filter((p) => !p.split('/').some((s) => s.startsWith('.') || s === 'node_modules'));
+  };
+}
+
 type Format = 'text' | 'json' | 'sarif' | 'rdjson' | 'markdown' | 'github';
 const FORMATS: Format[] = ['text', 'json', 'sarif', 'rdjson', 'markdown', 'github'];
 
@@ -176,6 +193,7 @@ interface CommonFlags {
   config?: string;
   color?: boolean;
   reportUnusedSuppressions?: boolean;
+  compile?: boolean;
   select?: string;
   ignore?: string;
   minSeverity?: Severity;
@@ -216,6 +234,7 @@ function progress(total: number, min: number): ((i: number, n: number, path: str
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
   let diffText: string;
   let reader: FileReader | undefined;
+  let listFiles: (() => Promise<string[]>) | undefined;
   const repo = flags.repo ? resolve(flags.repo) : undefined;
   if (repo && !(existsSync(repo) && statSync(repo).isDirectory())) throw new UsageError(`--repo ${flags.repo}: no such directory`);
   if (flags.git !== undefined) {
@@ -231,6 +250,7 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     }
     const m = /\.\.\.?(.*)$/.exec(flags.git);
     reader = m ? gitReader(cwd, m[1] || 'HEAD') : dirReader(cwd);
+    listFiles = m ? gitLister(cwd, m[1] || 'HEAD') : dirLister(cwd);
   } else {
     if (!diffArg || diffArg === '-') {
       if (!diffArg && process.stdin.isTTY) throw new UsageError('no diff given: pass a DIFF file, "-" for stdin, or --git RANGE');
@@ -244,12 +264,15 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
       }
       diffText = decodeDiff(buf);
     }
-    if (repo) reader = dirReader(repo);
+    if (repo) {
+      reader = dirReader(repo);
+      listFiles = dirLister(repo);
+    }
   }
   // One config everywhere: a review inside a repository reads that repository's config.
   const root = repo ?? (await gitToplevel(process.cwd())) ?? undefined;
   const config = await runConfig(flags, root);
-  return reviewAndReport(diffText, reader, config, flags, root);
+  return reviewAndReport(diffText, reader, config, flags, root, undefined, listFiles);
 }
 
 /** `scan PATH…`: the files as they are, each reviewed whole. */
@@ -322,13 +345,28 @@ async function loadPipeline(): Promise<typeof import('./pipeline.js')> {
 }
 
 /** Review, baseline, report in the chosen format, and the exit status of the gate. */
-async function reviewAndReport(diff: string | DiffModel, reader: FileReader | undefined, config: ResolvedConfig, flags: CommonFlags, root: string | undefined, note?: string): Promise<number> {
+async function reviewAndReport(
+  diff: string | DiffModel,
+  reader: FileReader | undefined,
+  config: ResolvedConfig,
+  flags: CommonFlags,
+  root: string | undefined,
+  note?: string,
+  listFiles?: () => Promise<string[]>,
+): Promise<number> {
   const failOn = flags.failOn ?? config.failOn;
   let out;
   try {
     const total = typeof diff === 'string' ? 21 : diff.files.length;
     const { review } = await loadPipeline();
-    out = await review({ diff, config, scope: flags.scope, readFile: reader, onProgress: progress(total, 20) });
+    out = await review({
+      diff,
+      config,
+      scope: flags.scope,
+      readFile: reader,
+      compile: flags.compile || config.compile.enabled ? { settings: config.compile, listFiles } : undefined,
+      onProgress: progress(total, 20),
+    });
   } catch (e) {
     if (e instanceof DiffError) throw new UsageError(e.message);
     throw e;
@@ -458,6 +496,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'read full post-change files from this tree');
   commonOptions(reviewCmd)
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
+    .option('--compile', 'compile the changed kernels with nvcc at base and head and report registers, spills and occupancy (config "compile")')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {
       code = await runReview(diff, opts);
     });

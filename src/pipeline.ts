@@ -15,6 +15,8 @@ import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
 import type { SyntaxNode } from './engine/types.js';
+import { applyCompileEvidence } from './compile/apply.js';
+import { compileEvidence, type CompileOptions } from './compile/evidence.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -33,6 +35,11 @@ export interface ReviewOptions {
    * fewer than the cores, at most 3. GPU_REVIEW_WORKERS overrides it.
    */
   workers?: number;
+  /**
+   * Compile the changed kernels with nvcc at base and head first (src/compile/): their figures
+   * reach the checks through `config.compileEvidence`, and the result carries them in `compile`.
+   */
+  compile?: CompileOptions;
   /** Called after each file (1-based index). */
   onProgress?: (index: number, total: number, path: string) => void;
 }
@@ -52,7 +59,8 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
     .filter((c) => {
       const o = config.rules[c.id];
       if (o === 'off' || !config.passes[c.pass]) return false;
-      if (c.status === 'preview' && !config.enablePreview && o === undefined) return false;
+      // A rule that reads nvcc's figures runs whenever the review compiled (`--compile` asks for them).
+      if (c.status === 'preview' && !config.enablePreview && o === undefined && !(c.requires === 'compiler' && config.compileEvidence)) return false;
       return true;
     })
     .map((c) => {
@@ -65,7 +73,8 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
 /** The whole review: diff → sources → checks → precedence and suppressions → diff annotations. */
 export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
-  const config = opts.config;
+  const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
+  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
   const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
@@ -136,7 +145,12 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  return { result: { findings, files, errors, ...(unused.length ? { unusedSuppressions: unused } : {}) }, diff, fileLines };
+  const extra = unused.length ? { unusedSuppressions: unused } : {};
+  if (compiled) {
+    const kept = applyCompileEvidence(findings, compiled, config.targets);
+    return { result: { findings: kept, files, errors, ...extra, compile: compiled }, diff, fileLines };
+  }
+  return { result: { findings, files, errors, ...extra }, diff, fileLines };
 }
 
 function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {

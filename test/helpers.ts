@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveConfig, type ResolvedConfig } from '../src/config/schema.js';
@@ -25,6 +26,9 @@ export function addedFileDiff(path: string, text: string): string {
   ].join('\n');
 }
 
+/** nvcc runs here (CI installs it); tests of compiler evidence are skipped cleanly without it. */
+export const hasNvcc = spawnSync('nvcc', ['--version'], { stdio: 'ignore' }).status === 0;
+
 export function config(raw: unknown = {}): ResolvedConfig {
   return resolveConfig(raw, CHECKS.map((c) => c.id));
 }
@@ -34,11 +38,14 @@ export async function reviewText(
   text: string,
   opts: { checks?: readonly CheckDef[]; config?: unknown; repoMode?: boolean; scope?: Scope } = {},
 ): Promise<Finding[]> {
+  const resolved = config(opts.config ?? { enable_preview: true });
   const out = await review({
     diff: addedFileDiff(path, text),
-    config: config(opts.config ?? { enable_preview: true }),
+    config: resolved,
     scope: opts.scope ?? 'file',
     checks: opts.checks,
+    // Rules that read the compiler's figures get them, as with --compile.
+    compile: opts.checks?.some((c) => c.requires === 'compiler') ? { settings: resolved.compile } : undefined,
     readFile: opts.repoMode ? async (p) => (p === path ? text : null) : undefined,
   });
   return out.result.findings;

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { z } from 'zod';
 import { namePattern, type NamePattern } from '../engine/regex.js';
 import { SEVERITIES, type Confidence, type Severity } from '../engine/types.js';
@@ -147,6 +148,20 @@ export const configSchema = z
       .strict()
       .optional()
       .describe('LuisaCompute DSL rules options.'),
+    compile: z
+      .object({
+        enabled: z.boolean().optional().describe('Compile the changed kernels with nvcc at the base and the head and report registers, spills, stack, shared and constant memory and occupancy per target (README "Compiler evidence"). Default: false; the CLI also turns it on with --compile.'),
+        nvcc: z.string().min(1).optional().describe('The nvcc to run. Default: "nvcc" on PATH.'),
+        include_dirs: z.array(z.string().min(1)).max(64).optional().describe('Include directories, relative to the repository root and inside it. Default: ["."].'),
+        defines: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?$/, 'expected NAME or NAME=VALUE')).max(256).optional().describe('Preprocessor definitions (NAME or NAME=VALUE). Default: none.'),
+        std: z.enum(['c++11', 'c++14', 'c++17', 'c++20']).optional().describe('C++ standard. Default: c++17.'),
+        timeout_ms: z.number().int().positive().max(3_600_000).optional().describe('Time limit per translation unit and side; the compiler process group is killed past it. Default: 120000.'),
+        memory_mb: z.number().int().min(64).max(262_144).optional().describe('Address-space limit of the compiler per unit, in MiB. Default: 8192.'),
+        review_timeout_ms: z.number().int().positive().max(86_400_000).optional().describe('Time limit for all compiles of one review; units not reached in time are skipped. Default: 600000.'),
+      })
+      .strict()
+      .optional()
+      .describe('nvcc compiler evidence (opt-in).'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     baseline: z.string().min(1).optional().describe('Baseline file (written by `gpu-review scan --write-baseline`), relative to the repository root: findings whose fingerprint it lists are not reported. Default: none.'),
     strict: z.boolean().optional().describe('A file that should have been reviewed but could not be (too large, minified, not UTF-8, timed out, unreadable) fails the review like a finding at fail_on. Default: false.'),
@@ -194,6 +209,20 @@ export interface ResolvedConfig {
   skipDrafts: boolean;
   skipBotAuthors: boolean;
   limits: Limits & { onTimeout: 'neutral' | 'failure' };
+  compile: CompileSettings;
+  /** Compiler figures of the changed kernels, set by review() when it compiled them (src/compile/). */
+  compileEvidence?: import('../compile/evidence.js').KernelEvidence[];
+}
+
+export interface CompileSettings {
+  enabled: boolean;
+  nvcc: string;
+  includeDirs: string[];
+  defines: string[];
+  std: string;
+  timeoutMs: number;
+  memoryMb: number;
+  reviewTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -277,6 +306,10 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
   const vocab = Object.fromEntries(
     Object.entries(DEFAULT_VOCABULARIES).map(([k, v]) => [k, [...v, ...((c.vocabularies as Record<string, string[] | undefined> | undefined)?.[k] ?? [])]]),
   ) as Vocabularies;
+  for (const d of c.compile?.include_dirs ?? []) {
+    const n = posix.normalize(d.replace(/\\/g, '/'));
+    if (posix.isAbsolute(n) || /^[A-Za-z]:/.test(d) || n === '..' || n.startsWith('../')) throw new ConfigError(`invalid config: "compile.include_dirs" entry "${d}" is outside the repository`);
+  }
   const passes: Record<number, boolean> = { 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true };
   for (const [k, v] of Object.entries(c.passes ?? {})) passes[Number(k)] = v;
   return {
@@ -306,6 +339,16 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
       fileTimeoutMs: Math.min(c.limits?.file_timeout_ms ?? LIMIT_DEFAULTS.fileTimeoutMs, ceilings.fileTimeoutMs),
       reviewTimeoutMs: Math.min(c.limits?.review_timeout_ms ?? LIMIT_DEFAULTS.reviewTimeoutMs, ceilings.reviewTimeoutMs),
       onTimeout: c.limits?.on_timeout ?? 'neutral',
+    },
+    compile: {
+      enabled: c.compile?.enabled ?? false,
+      nvcc: c.compile?.nvcc ?? 'nvcc',
+      includeDirs: (c.compile?.include_dirs ?? ['.']).map((d) => posix.normalize(d.replace(/\\/g, '/'))),
+      defines: c.compile?.defines ?? [],
+      std: c.compile?.std ?? 'c++17',
+      timeoutMs: c.compile?.timeout_ms ?? 120_000,
+      memoryMb: c.compile?.memory_mb ?? 8192,
+      reviewTimeoutMs: c.compile?.review_timeout_ms ?? 600_000,
     },
   };
 }

@@ -37,6 +37,8 @@ export interface CheckMeta {
    * (`precision.require_compute_t`). `text` is the file text the pipeline tested for the vocabulary.
    */
   vocabularyOptIn?: (config: ResolvedConfig, language: Language, text: string) => boolean;
+  /** `compiler`: the rule reads nvcc figures (`config.compileEvidence`) and says nothing without `--compile`. */
+  requires?: 'compiler';
 }
 
 export interface FixSpec {

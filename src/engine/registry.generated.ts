@@ -37,6 +37,7 @@ import kernelSharedMemoryIntraWarpExchange from '../../checks/kernel/shared-memo
 import kernelSharedTreeBlockReduction from '../../checks/kernel/shared-tree-block-reduction/check.js';
 import kernelShortBranchPredication from '../../checks/kernel/short-branch-predication/check.js';
 import kernelSingleAccumulatorDependencyChain from '../../checks/kernel/single-accumulator-dependency-chain/check.js';
+import kernelSpillIntroduced from '../../checks/kernel/spill-introduced/check.js';
 import kernelStridedGlobalAccess from '../../checks/kernel/strided-global-access/check.js';
 import kernelSyncfreeBusyWaitDeadlock from '../../checks/kernel/syncfree-busy-wait-deadlock/check.js';
 import kernelSyncthreadsInDivergentBranch from '../../checks/kernel/syncthreads-in-divergent-branch/check.js';
@@ -205,6 +206,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelSharedTreeBlockReduction,
   kernelShortBranchPredication,
   kernelSingleAccumulatorDependencyChain,
+  kernelSpillIntroduced,
   kernelStridedGlobalAccess,
   kernelSyncfreeBusyWaitDeadlock,
   kernelSyncthreadsInDivergentBranch,

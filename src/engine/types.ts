@@ -122,4 +122,6 @@ export interface ReviewResult {
   errors: ReviewError[];
   /** Suppressions that matched no finding, in file order. */
   unusedSuppressions?: UnusedSuppression[];
+  /** nvcc figures of the changed kernels, when the review compiled them (`--compile`). */
+  compile?: import('../compile/evidence.js').CompileReport;
 }

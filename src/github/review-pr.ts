@@ -58,6 +58,8 @@ export interface ReviewJob {
    * the default branch, like the config (a pull request cannot baseline its own findings).
    */
   readBaseline?: (path: string) => Promise<string | null>;
+  /** The operator allows compiler evidence (AppOptions.compile); the repository's config must enable it too. */
+  compile?: boolean;
 }
 
 async function defaultBranchFile(octokit: GitHubClient, owner: string, repo: string, path: string): Promise<string | null> {
@@ -110,6 +112,17 @@ function markSkips(diff: DiffModel, skipped: Map<string, { reason: string; binar
  * payload `buildReview` makes, minus what earlier pushes already posted, as one review, plus a
  * check run with the findings as annotations.
  */
+/** One file at the head SHA (an include of a compiled unit that the diff does not touch); null when absent, binary or too large. */
+async function readAtHead(octokit: GitHubClient, e: PullRequestEvent, path: string, maxBytes: number): Promise<Uint8Array | null> {
+  try {
+    const { data } = await octokit.rest.repos.getContent({ owner: e.owner, repo: e.repo, path, ref: e.headSha });
+    if (Array.isArray(data) || data.type !== 'file' || !('content' in data) || data.size > maxBytes) return null;
+    return Buffer.from(data.content, 'base64');
+  } catch {
+    return null;
+  }
+}
+
 export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const { octokit, log, event: e } = job;
   const early = skipBeforeConfig(e);
@@ -201,7 +214,9 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       config,
       scope: 'added',
       checks,
-      readFile: job.readFile ?? (async (p) => contents.texts.get(p) ?? null),
+      readFile: job.readFile ?? (async (p) => contents.texts.get(p) ?? (job.compile && config.compile.enabled ? await readAtHead(octokit, e, p, config.limits.maxFileBytes) : null)),
+      // The service picks the compiler (NVCC, default: nvcc on PATH), never the repository's config.
+      compile: job.compile && config.compile.enabled ? { settings: { ...config.compile, nvcc: process.env.NVCC ?? 'nvcc' } } : undefined,
     });
     out.result.errors.push(...contents.errors);
     let baselined = 0;

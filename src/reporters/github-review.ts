@@ -1,3 +1,4 @@
+import { compileLines } from '../compile/render.js';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkOfLine } from '../diff/model.js';
 import { PASS_NAMES, SEVERITIES } from '../engine/types.js';
@@ -282,6 +283,10 @@ function coverageSection(result: ReviewResult): string[] {
   ];
 }
 
+function compileSection(result: ReviewResult): string[] {
+  return result.compile ? ['### Compiler evidence', '', ...compileLines(result.compile, 'markdown')] : [];
+}
+
 function skippedSection(result: ReviewResult): string[] {
   const skipped = result.files.filter((f) => f.skipped !== undefined);
   if (skipped.length === 0) return [];
@@ -342,7 +347,7 @@ function renderBody(input: ReportInput, planned: Planned): string {
       ...countsTable(findings),
     );
   }
-  const sections = [coverageSection(result), skippedSection(result), errorsSection(result)].filter((s) => s.length);
+  const sections = [coverageSection(result), compileSection(result), skippedSection(result), errorsSection(result)].filter((s) => s.length);
   const fixedParts = [before.join('\n'), ...sections.map((s) => s.join('\n')), REVIEW_MARKER];
   const fixedLength = fixedParts.join('\n\n').length;
   const notInline = notInlineSection(planned, Math.max(0, Math.floor(input.inlineCommentCap)), BODY_BUDGET - fixedLength);

@@ -83,6 +83,8 @@ export function renderJson(input: ReportInput): string {
     files: [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(fileJson),
     errors: errors.map(errorJson),
     ...(input.result.unusedSuppressions ? { unusedSuppressions: input.result.unusedSuppressions.map((u) => ({ path: u.path, line: u.line, column: u.column, ruleId: u.ruleId })) } : {}),
+    // Present only with --compile: the nvcc figures per changed kernel (src/compile/evidence.ts).
+    ...(input.result.compile ? { compile: input.result.compile } : {}),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -1,3 +1,4 @@
+import { compileLines } from '../compile/render.js';
 import type { Finding, Severity } from '../engine/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
@@ -180,6 +181,7 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
   const rules = rulesSection(findings, shared, paint);
   if (rules.length) blocks.push(rules.join('\n'));
 
+  if (input.result.compile) blocks.push([paint('compiler evidence:', 'bold'), ...compileLines(input.result.compile, 'text')].join('\n'));
   const skipped = files.filter((f) => f.skipped !== undefined);
   // One line, not one per non-GPU file: counts by reason, naming only files that could not be reviewed.
   const skippedSummary = skippedLine(files);

@@ -29,6 +29,8 @@ export interface ServiceConfig {
    * dies mid-review holds them this long at most; then another replica takes the job again.
    */
   reviewLockMs: number;
+  /** COMPILE=on: repositories may turn on nvcc compiler evidence (`compile.enabled`); off by default. */
+  compile: boolean;
 }
 
 const int = (min: number) => z.coerce.number().int().min(min);
@@ -60,6 +62,7 @@ const schema = z.object({
     .optional(),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - (at most 64)').default('gpu-review'),
   REVIEW_LOCK_MS: int(1000).default(30_000),
+  COMPILE: z.enum(['on', 'off']).default('off'),
 });
 
 export class ConfigError extends Error {}
@@ -109,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     reviewLockMs: e.REVIEW_LOCK_MS,
+    compile: e.COMPILE === 'on',
   };
 }

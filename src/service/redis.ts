@@ -105,7 +105,7 @@ export interface RedisReviewsOptions {
   config: ServiceConfig;
   log: Logger;
   metrics: Metrics;
-  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome'>;
+  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile'>;
   /** Counts a finished review in the metrics (the service's `onOutcome`). */
   onOutcome: NonNullable<AppOptions['onOutcome']>;
   /** Options laid over the clustered throttle groups (tests drop the write spacing). */
@@ -309,6 +309,7 @@ export class RedisReviews {
             toolVersion: VERSION,
             checks: app?.checks,
             retryDelayMs: app?.retryDelayMs,
+            compile: app?.compile,
           });
           this.o.onOutcome(outcome, e);
           jlog.info({ outcome: outcome.kind, reason: 'reason' in outcome ? outcome.reason : undefined }, 'review job finished');

@@ -1,3 +1,4 @@
+import { probeNvcc } from '../compile/nvcc.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -167,6 +168,15 @@ export interface Service {
   stop(): Promise<boolean>;
 }
 
+/**
+ * Whether this replica can give compiler evidence: COMPILE=on and an nvcc that runs. Readiness does
+ * not depend on it (reviews go on without it); it is reported so an operator sees a missing toolkit.
+ */
+async function compileStatus(enabled: boolean): Promise<{ enabled: boolean; available: boolean; nvcc: string | null }> {
+  const info = enabled ? await probeNvcc(process.env.NVCC ?? 'nvcc') : null;
+  return { enabled, available: Boolean(info), nvcc: info?.version ?? null };
+}
+
 export async function createService(opts: ServiceOptions): Promise<Service> {
   const { config } = opts;
   const log = createLogger(config.logLevel, [config.privateKey, config.webhookSecret, ...redisSecret(config.redisUrl)], opts.logStream);
@@ -180,12 +190,12 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
 
   let appFn: ReturnType<typeof createApp>;
   if (config.redisUrl) {
-    redis = new RedisReviews({ config, log, metrics, app: opts.app, onOutcome, throttleGroups: opts.throttleGroups });
+    redis = new RedisReviews({ config, log, metrics, app: { ...opts.app, compile: config.compile }, onOutcome, throttleGroups: opts.throttleGroups });
     appFn = redis.appFn();
   } else {
     const deliveries = new ServiceDeliveries();
     embedded = new ServiceQueue(config.concurrency, config.queueMax, deliveries, metrics, log);
-    appFn = createApp({ ...opts.app, queue: embedded, deliveries, onOutcome });
+    appFn = createApp({ ...opts.app, compile: config.compile, queue: embedded, deliveries, onOutcome });
   }
   const q: QueueView = redis ?? embedded!;
 
@@ -230,10 +240,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         const [reachable, depth] = await Promise.all([redis.reachable(), redis.depth()]);
         const accepting = reachable && !stopping && depth.waiting < config.queueMax;
         const ok = authenticated && accepting;
-        return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting, redis: reachable ? 'ok' : 'unreachable', queued: depth.waiting, running: depth.running, runningHere: redis.running });
+        return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting, redis: reachable ? 'ok' : 'unreachable', queued: depth.waiting, running: depth.running, runningHere: redis.running, compile: await compileStatus(config.compile) });
       }
       const ok = authenticated && q.accepting && !stopping;
-      return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting: q.accepting && !stopping, queued: q.waiting, running: q.running });
+      return json(res, ok ? 200 : 503, { ready: ok, authenticated, accepting: q.accepting && !stopping, queued: q.waiting, running: q.running, compile: await compileStatus(config.compile) });
     }
     if (req.method === 'GET' && path === '/metrics') {
       const body = await metrics.registry.metrics();

@@ -53,7 +53,9 @@ describe('configuration from the environment', () => {
   });
 
   test('Redis: unset by default (the in-memory queue); REDIS_URL, REDIS_PREFIX, REVIEW_LOCK_MS', () => {
-    expect(loadConfig(good)).toMatchObject({ redisUrl: undefined, redisPrefix: 'gpu-review', reviewLockMs: 30_000 });
+    expect(loadConfig(good)).toMatchObject({ redisUrl: undefined, redisPrefix: 'gpu-review', reviewLockMs: 30_000, compile: false });
+    expect(loadConfig({ ...good, COMPILE: 'on' }).compile).toBe(true);
+    expect(() => loadConfig({ ...good, COMPILE: 'yes' })).toThrow(/^COMPILE is invalid/);
     expect(loadConfig({ ...good, REDIS_URL: 'rediss://:pw@redis.internal:6380/2', REDIS_PREFIX: 'team-a', REVIEW_LOCK_MS: '5000' })).toMatchObject({
       redisUrl: 'rediss://:pw@redis.internal:6380/2',
       redisPrefix: 'team-a',

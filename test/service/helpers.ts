@@ -25,6 +25,7 @@ export function config(over: Partial<ServiceConfig> = {}): ServiceConfig {
     redisUrl: undefined,
     redisPrefix: 'gpu-review',
     reviewLockMs: 30_000,
+    compile: false,
     ...over,
   };
 }

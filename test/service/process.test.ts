@@ -14,7 +14,9 @@ import { PRIVATE_KEY, SECRET } from '../app/harness.js';
 const root = join(import.meta.dirname, '..', '..');
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
 const lines = dockerfile.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-const stages = lines.join('\n').split(/^(?=FROM )/m);
+// Global ARGs before the first FROM (the runtime BASE) are not a stage.
+const stages = lines.join('\n').split(/^(?=FROM )/m).filter((s) => s.startsWith('FROM '));
+const baseArg = /^ARG BASE=(\S+)$/m.exec(lines.join('\n'))?.[1];
 const final = stages[stages.length - 1];
 const cmd = JSON.parse(/^CMD (.*)$/m.exec(final)![1]) as string[];
 const imageEnv: Record<string, string> = {};
@@ -36,7 +38,9 @@ function stale(): boolean {
 describe('Dockerfile', () => {
   test('multi-stage on node:24-bookworm-slim (active LTS), production deps only, non-root, healthcheck, port, no secrets', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const s of stages) expect(s).toMatch(/^FROM node:24-bookworm-slim\b/);
+    // The runtime stage is FROM ${BASE}, node:24-bookworm-slim unless a CUDA toolkit base is asked for.
+    expect(baseArg).toBe('node:24-bookworm-slim');
+    for (const s of stages) expect(s.replace(/^FROM \$\{BASE\}/, `FROM ${baseArg}`)).toMatch(/^FROM node:24-bookworm-slim\b/);
     expect(cmd).toEqual(['node', 'dist/src/server.js']);
     expect(final).toMatch(/^USER node$/m);
     expect(final).toMatch(/^EXPOSE 3000$/m);

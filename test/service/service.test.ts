@@ -39,6 +39,8 @@ test('healthz at once; readyz once GET /app succeeded; metrics in Prometheus tex
   const base = run.service.url;
   expect((await get(`${base}/healthz`)).status).toBe(200);
   await waitFor(async () => (await get(`${base}/readyz`)).status === 200);
+  // Compiler evidence is off unless the operator turns it on (COMPILE=on).
+  expect(JSON.parse((await get(`${base}/readyz`)).body).compile).toEqual({ enabled: false, available: false, nvcc: null });
   expect(run.logs().some((l) => l.msg === 'GET /app failed; not ready yet')).toBe(true);
   expect((await get(`${base}/nope`)).status).toBe(404);
 
