@@ -18,6 +18,8 @@ import { renderRdjson } from './reporters/rdjson.js';
 import { renderSarif } from './reporters/sarif.js';
 import { renderText } from './reporters/text.js';
 import type { ReportInput } from './reporters/types.js';
+import { applyFixes, planFixes } from './rewrite/apply.js';
+import { runPass7 } from './rewrite/index.js';
 
 const exec = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -115,6 +117,11 @@ interface ReviewFlags {
   failOn?: Severity | 'none';
   config?: string;
   color?: boolean;
+  rewrite?: boolean;
+  fix?: boolean;
+  unsafeFixes?: boolean;
+  dryRun?: boolean;
+  compile?: boolean;
 }
 
 async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promise<number> {
@@ -166,6 +173,20 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
   } catch (e) {
     if (e instanceof DiffError) throw new UsageError(e.message);
     throw e;
+  }
+  if (flags.dryRun && !flags.fix) throw new UsageError('--dry-run goes with --fix');
+  if (flags.rewrite || flags.fix) {
+    await runPass7(out, { config, repo, compile: flags.compile !== false });
+  }
+  if (flags.fix) {
+    const root = repo ?? process.cwd();
+    if (!repo && flags.git === undefined) throw new UsageError('--fix needs the files: give --repo DIR or --git RANGE');
+    const res = await applyFixes(planFixes(out.result.findings, flags.unsafeFixes === true), (p) => out.fileLines.get(p), root, flags.dryRun === true);
+    if (flags.dryRun) await new Promise<void>((r) => process.stdout.write(res.patch, () => r()));
+    for (const e of res.errors) process.stderr.write(`gpu-review: ${e.path}: ${e.message}\n`);
+    const n = res.applied.reduce((a, x) => a + x.rewrites, 0);
+    process.stderr.write(`gpu-review: ${flags.dryRun ? 'would apply' : 'applied'} ${n} fix(es) in ${res.applied.length} file(s)${res.conflicts ? `, ${res.conflicts} left out (overlapping)` : ''}\n`);
+    if (flags.dryRun) return res.errors.length ? 2 : 0;
   }
   const input: ReportInput = {
     result: out.result,
@@ -247,6 +268,11 @@ export async function main(argv: string[]): Promise<number> {
     .option('--config <file>', 'config file (YAML or JSON; default: <repo>/.github/gpu-review.yml)')
     .option('--color', 'force colour output')
     .option('--no-color', 'disable colour output')
+    .option('--rewrite', 'pass 7: attach a verified before/after rewrite to each finding that needs one')
+    .option('--fix', 'apply the safe (behaviour-preserving, verified) rewrites to the files in --repo')
+    .option('--unsafe-fixes', 'with --fix: also apply rewrites that change behaviour (streams, block sizes, dtypes)')
+    .option('--dry-run', 'with --fix: print the fixes as a unified diff, change nothing')
+    .option('--no-compile', 'pass 7: do not compile rewrites (python3 -m py_compile, nvcc)')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {
       code = await runReview(diff, opts);
     });

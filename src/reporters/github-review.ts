@@ -1,3 +1,4 @@
+import { rewriteDetails, shownRewrite } from '../rewrite/present.js';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkOfLine } from '../diff/model.js';
 import { PASS_NAMES, SEVERITIES } from '../engine/types.js';
@@ -110,6 +111,8 @@ export function commentBody(f: Finding, withSuggestion: boolean): string {
     const fence = fenceFor(newLines.join('\n'));
     lines.push(`${fence}suggestion`, ...newLines, fence);
   }
+  const rw = shownRewrite(f);
+  if (rw && !(withSuggestion && rw.suggestion)) lines.push(rewriteDetails(rw));
   if (f.also && f.also.length > 0) lines.push(`Also matched: ${f.also.join(', ')}`);
   lines.push(fingerprintMarker(f.fingerprint));
   return lines.join('\n');

@@ -1,3 +1,4 @@
+import { shownRewrite, verificationLabel } from '../rewrite/present.js';
 import type { Finding, Severity } from '../engine/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
@@ -121,6 +122,14 @@ function fixLines(f: Finding, lines: ReadonlyArray<string | undefined> | undefin
   return out;
 }
 
+function rewriteLines(f: Finding, paint: Paint): string[] {
+  const rw = shownRewrite(f);
+  if (!rw || (rw.suggestion && f.fix?.replace)) return [];
+  const out = [`  ${paint('proposed rewrite:', 'dim')} ${rw.description} (${verificationLabel(rw)})`];
+  for (const l of rw.diff.split('\n').slice(2)) out.push(paint(`    ${l}`, l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : l.startsWith('@@') ? 'cyan' : 'dim'));
+  return out;
+}
+
 function renderFinding(f: Finding, input: ReportInput, paint: Paint): string[] {
   const lines = input.fileLines(f.path);
   const out = [
@@ -128,6 +137,7 @@ function renderFinding(f: Finding, input: ReportInput, paint: Paint): string[] {
     ...codeFrame(f, lines, paint),
     `  ${paint('source:', 'dim')} ${f.citation}${f.docUrl ? paint(`  (${f.docUrl})`, 'dim') : ''}`,
     ...fixLines(f, lines, paint),
+    ...rewriteLines(f, paint),
   ];
   if (f.also && f.also.length > 0) out.push(`  ${paint('also matched:', 'dim')} ${f.also.join(', ')}`);
   return out;

@@ -184,7 +184,8 @@ function suggestionFits(rw: Rewrite, file: DiffFile | undefined): boolean {
 
 function countByRule(fs: readonly Finding[]): Map<string, number> {
   const m = new Map<string, number>();
-  for (const f of fs) m.set(f.ruleId, (m.get(f.ruleId) ?? 0) + 1);
+  // A rule that lost to another on the same node (`also`) still fires there.
+  for (const f of fs) for (const r of [f.ruleId, ...(f.also ?? [])]) m.set(r, (m.get(r) ?? 0) + 1);
   return m;
 }
 
