@@ -64,7 +64,9 @@ export function functionStream(fn: SyntaxNode | null): CppStream | { none: strin
     const hit = STREAM_TYPES.find((s) => s.re.test(t));
     if (hit) found.set(d.text, { name: d.text, raw: hit.raw(d.text) });
   };
-  const params = fn.childForFieldName('declarator')?.childForFieldName('parameters');
+  let fd = fn.childForFieldName('declarator');
+  while (fd && fd.type !== 'function_declarator') fd = fd.childForFieldName('declarator') ?? fd.namedChildren.find((c) => /declarator$/.test(c.type)) ?? null;
+  const params = fd?.childForFieldName('parameters');
   for (const p of params?.namedChildren ?? []) {
     if (p.type !== 'parameter_declaration' && p.type !== 'optional_parameter_declaration') continue;
     const quals = p.namedChildren.filter((c) => c.type === 'type_qualifier').map((c) => c.text).join(' ');

@@ -28,6 +28,8 @@ export interface Pass7Options {
   compileTimeoutMs?: number;
   checks?: readonly CheckDef[];
   templates?: readonly Template[];
+  /** Offer the checks' own line fixes as rewrites (default true). */
+  engineFixes?: boolean;
   /** Drafts for findings no template covers (src/rewrite/llm.ts); none when absent. */
   draft?: (f: Finding, ctx: { path: string; language: Language; text: string; lines: string[]; unit: { startLine: number; endLine: number; text: string } }) => Promise<Proposal | { decline: string } | null>;
 }
@@ -98,7 +100,7 @@ export async function runPass7(out: ReviewOutput, opts: Pass7Options): Promise<P
     const tried: string[] = [];
     const reasons: string[] = [];
     const proposals: Array<{ id: string; origin: Rewrite['origin']; p: Proposal }> = [];
-    if (f.fix?.replace) {
+    if (f.fix?.replace && opts.engineFixes !== false) {
       const r = f.fix.replace;
       proposals.push({ id: 'engine-fix', origin: 'engine', p: { description: f.fix.description, edits: [{ startLine: r.startLine, endLine: r.endLine, text: replacementLines(f.fix).join('\n') }], behaviourPreserving: f.fix.kind === 'safe' } });
     }

@@ -18,9 +18,14 @@ export const thrustPolicy: Template = {
       if (!/^(?:::)?thrust::(?:device|cuda::par|system::cuda::par)$/.test(t)) return { decline: `policy \`${policy.text}\` is not one the template knows (thrust::device, thrust::cuda::par)` };
       const s = functionStream(ancestorOf(policy, ['function_definition']));
       if ('none' in s) return { decline: s.none };
+      // A call whose value is dropped needs no host wait (Thrust's own advice); one whose value is used keeps it.
+      const call = ancestorOf(policy, ['call_expression']);
+      const dropped = call?.parent?.type === 'expression_statement';
       return {
-        description: `Bind the algorithm to the function's stream \`${s.name}\` (same synchronizing behaviour, no legacy default stream).`,
-        edits: [lineWith(ctx.lines, policy, `thrust::cuda::par.on(${s.raw})`)],
+        description: dropped
+          ? `Run the algorithm on the function's stream \`${s.name}\` without the host wait (nothing reads its return value).`
+          : `Bind the algorithm to the function's stream \`${s.name}\` (same synchronizing behaviour, no legacy default stream).`,
+        edits: [lineWith(ctx.lines, policy, `thrust::cuda::${dropped ? 'par_nosync' : 'par'}.on(${s.raw})`)],
         behaviourPreserving: false,
       };
     }
