@@ -1,13 +1,24 @@
 import type { SyntaxNode } from '../engine/types.js';
 
-/** Smallest named node covering 1-based line/column .. endLine/endColumn. */
+/** The node a finding points at: the largest named node with exactly its range, else the smallest covering it. */
 export function nodeAt(root: SyntaxNode, line: number, column: number, endLine: number, endColumn: number): SyntaxNode {
-  const start = { row: line - 1, column: Math.max(0, column - 1) };
-  const end = { row: endLine - 1, column: Math.max(0, endColumn - 1) };
-  let n = root.namedDescendantForPosition(start, end);
-  // A zero-width or off-by-one end can land on a child; widen until it covers the start too.
-  while (n.parent && (n.startPosition.row > start.row || (n.startPosition.row === start.row && n.startPosition.column > start.column))) n = n.parent;
-  return n;
+  const sr = line - 1;
+  const sc = Math.max(0, column - 1);
+  const er = endLine - 1;
+  const ec = Math.max(0, endColumn - 1);
+  const before = (r1: number, c1: number, r2: number, c2: number) => r1 < r2 || (r1 === r2 && c1 <= c2);
+  let n: SyntaxNode = root.namedDescendantForPosition({ row: sr, column: sc });
+  let exact: SyntaxNode | null = null;
+  for (let p: SyntaxNode | null = n; p; p = p.parent) {
+    if (!before(p.startPosition.row, p.startPosition.column, sr, sc)) continue;
+    if (p.startPosition.row === sr && p.startPosition.column === sc && p.endPosition.row === er && p.endPosition.column === ec) exact = p;
+    if (before(er, ec, p.endPosition.row, p.endPosition.column)) {
+      n = p;
+      if (!exact) break;
+    }
+    if (exact && (p.endPosition.row > er || (p.endPosition.row === er && p.endPosition.column > ec))) break;
+  }
+  return exact ?? n;
 }
 
 export function ancestorOf(n: SyntaxNode, types: readonly string[]): SyntaxNode | null {

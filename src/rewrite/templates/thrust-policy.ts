@@ -15,17 +15,20 @@ export const thrustPolicy: Template = {
     const t = policy.text.replace(/\s+/g, '');
     const msg = ctx.finding.messageId;
     if (msg === 'defaultStream') {
-      if (!/^(?:::)?thrust::(?:device|cuda::par|system::cuda::par)$/.test(t)) return { decline: `policy \`${policy.text}\` is not one the template knows (thrust::device, thrust::cuda::par)` };
+      const known = /^(?:::)?thrust::(?:device|(?:system::)?cuda::par(\(.*\))?)$/.exec(t);
+      if (!known) return { decline: `policy \`${policy.text}\` is not one the template knows (thrust::device, thrust::cuda::par, thrust::cuda::par(alloc))` };
+      // The allocator argument of `thrust::cuda::par(alloc)` stays with the policy.
+      const alloc = known[1] ?? '';
       const s = functionStream(ancestorOf(policy, ['function_definition']));
       if ('none' in s) return { decline: s.none };
       // A call whose value is dropped needs no host wait (Thrust's own advice); one whose value is used keeps it.
-      const call = ancestorOf(policy, ['call_expression']);
+      const call = policy.parent ? ancestorOf(policy.parent, ['call_expression']) : null;
       const dropped = call?.parent?.type === 'expression_statement';
       return {
         description: dropped
           ? `Run the algorithm on the function's stream \`${s.name}\` without the host wait (nothing reads its return value).`
           : `Bind the algorithm to the function's stream \`${s.name}\` (same synchronizing behaviour, no legacy default stream).`,
-        edits: [lineWith(ctx.lines, policy, `thrust::cuda::${dropped ? 'par_nosync' : 'par'}.on(${s.raw})`)],
+        edits: [lineWith(ctx.lines, policy, `thrust::cuda::${dropped ? 'par_nosync' : 'par'}${alloc}.on(${s.raw})`)],
         behaviourPreserving: false,
       };
     }
