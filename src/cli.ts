@@ -20,6 +20,7 @@ import { renderText } from './reporters/text.js';
 import type { ReportInput } from './reporters/types.js';
 import { applyFixes, planFixes } from './rewrite/apply.js';
 import { runPass7 } from './rewrite/index.js';
+import { llmDrafter, llmSettingsFromEnv } from './rewrite/llm.js';
 
 const exec = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -176,7 +177,8 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
   }
   if (flags.dryRun && !flags.fix) throw new UsageError('--dry-run goes with --fix');
   if (flags.rewrite || flags.fix) {
-    await runPass7(out, { config, repo, compile: flags.compile !== false });
+    const llm = llmSettingsFromEnv();
+    await runPass7(out, { config, repo, compile: flags.compile !== false, draft: llm ? llmDrafter(llm, config) : undefined });
   }
   if (flags.fix) {
     const root = repo ?? process.cwd();
