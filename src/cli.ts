@@ -29,6 +29,9 @@ import { gitToplevel, listScanFiles, mayBeGpuSource, ScanError, wholeFileDiff } 
 import { unreviewable } from './adopt/skips.js';
 import type { DiffModel } from './diff/model.js';
 import picomatch from 'picomatch';
+import { applyFixes, planFixes } from './rewrite/apply.js';
+import { runPass7 } from './rewrite/index.js';
+import { llmDrafter, llmSettingsFromEnv } from './rewrite/llm.js';
 
 const exec = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -201,6 +204,10 @@ interface CommonFlags {
   baseline?: string;
   writeBaseline?: string;
   strict?: boolean;
+  rewrite?: boolean;
+  fix?: boolean;
+  unsafeFixes?: boolean;
+  dryRun?: boolean;
 }
 
 interface ReviewFlags extends CommonFlags {
@@ -396,6 +403,20 @@ async function reviewAndReport(
     const shown = notReviewed.slice(0, 5).map((f) => `${f.path} (${f.skipped})`).join(', ');
     notes.push(`strict: ${plural(notReviewed.length, 'file')} could not be reviewed: ${shown}${notReviewed.length > 5 ? ', …' : ''}`);
   }
+  if (flags.dryRun && !flags.fix) throw new UsageError('--dry-run goes with --fix');
+  if (flags.rewrite || flags.fix) {
+    const llm = llmSettingsFromEnv();
+    await runPass7(out, { config, repo: root, compile: flags.compile !== false, draft: llm ? llmDrafter(llm, config) : undefined });
+  }
+  if (flags.fix) {
+    if (!root) throw new UsageError('--fix needs the files: give --repo DIR or --git RANGE');
+    const res = await applyFixes(planFixes(out.result.findings, flags.unsafeFixes === true), (p) => out.fileLines.get(p), root, flags.dryRun === true);
+    if (flags.dryRun) await new Promise<void>((r) => process.stdout.write(res.patch, () => r()));
+    for (const e of res.errors) process.stderr.write(`gpu-review: ${e.path}: ${e.message}\n`);
+    const n = res.applied.reduce((a, x) => a + x.rewrites, 0);
+    process.stderr.write(`gpu-review: ${flags.dryRun ? 'would apply' : 'applied'} ${n} fix(es) in ${res.applied.length} file(s)${res.conflicts ? `, ${res.conflicts} left out (overlapping)` : ''}\n`);
+    if (flags.dryRun) return res.errors.length ? 2 : 0;
+  }
   const input: ReportInput = {
     result: out.result,
     diff: out.diff,
@@ -497,6 +518,11 @@ export async function main(argv: string[]): Promise<number> {
   commonOptions(reviewCmd)
     .addOption(new Option('--scope <scope>', 'which findings to report: on added lines, anywhere in the hunks, or anywhere in the changed files').choices(['added', 'hunk', 'file']).default('added'))
     .option('--compile', 'compile the changed kernels with nvcc at base and head and report registers, spills and occupancy (config "compile")')
+    .option('--rewrite', 'pass 7: attach a verified before/after rewrite to each finding that needs one')
+    .option('--fix', 'apply the safe (behaviour-preserving, verified) rewrites to the files in --repo')
+    .option('--unsafe-fixes', 'with --fix: also apply rewrites that change behaviour (streams, block sizes, dtypes)')
+    .option('--dry-run', 'with --fix: print the fixes as a unified diff, change nothing')
+    .option('--no-compile', 'pass 7: do not compile rewrites (python3 -m py_compile, nvcc)')
     .action(async (diff: string | undefined, opts: ReviewFlags) => {
       code = await runReview(diff, opts);
     });

@@ -78,6 +78,8 @@ export interface Finding {
   onAddedLine?: boolean;
   inHunk?: boolean;
   suggestionFits?: boolean;
+  /** Pass 7 (src/rewrite/): the verified rewrite, or why there is none; only when rewrites were asked for. */
+  rewrite?: import('../rewrite/index.js').RewriteOutcome;
 }
 
 /** One site of a grouped finding. */

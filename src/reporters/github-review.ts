@@ -1,4 +1,5 @@
 import { compileLines } from '../compile/render.js';
+import { rewriteDetails, shownRewrite } from '../rewrite/present.js';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkOfLine } from '../diff/model.js';
 import { PASS_NAMES, SEVERITIES } from '../engine/types.js';
@@ -156,6 +157,8 @@ export function commentBody(f: Finding, withSuggestion: boolean): string {
   details.push(f.docUrl ? `Source: ${f.citation} · [rule docs](${f.docUrl})` : `Source: ${f.citation}`);
   if (f.also && f.also.length > 0) details.push(`Also matched: ${f.also.join(', ')}`);
   lines.push('', '<details><summary>Why, figures and source</summary>', '', details.join('\n\n'), '', '</details>');
+  const rw = shownRewrite(f);
+  if (rw && !(withSuggestion && rw.suggestion)) lines.push('', rewriteDetails(rw));
   lines.push(fingerprintMarker(f.fingerprint));
   return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 import { compileLines } from '../compile/render.js';
+import { shownRewrite, verificationLabel } from '../rewrite/present.js';
 import type { Finding, Severity } from '../engine/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
@@ -123,12 +124,21 @@ function fixLines(f: Finding, lines: ReadonlyArray<string | undefined> | undefin
   return out;
 }
 
+function rewriteLines(f: Finding, paint: Paint): string[] {
+  const rw = shownRewrite(f);
+  if (!rw || (rw.suggestion && f.fix?.replace)) return [];
+  const out = [`  ${paint('proposed rewrite:', 'dim')} ${rw.description} (${verificationLabel(rw)})`];
+  for (const l of rw.diff.split('\n').slice(2)) out.push(paint(`    ${l}`, l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : l.startsWith('@@') ? 'cyan' : 'dim'));
+  return out;
+}
+
 function renderFinding(f: Finding, input: ReportInput, paint: Paint, shared: ReadonlyMap<string, string>): string[] {
   const lines = input.fileLines(f.path);
   const out = [
     `${paint(`${f.path}:${f.line}:${f.column}`, 'bold')}  ${paint(f.severity, ...SEVERITY_STYLE[f.severity])}  ${paint(f.ruleId, 'dim')}  ${f.message}`,
     ...codeFrame(f, lines, paint),
     ...fixLines(f, lines, paint, shared),
+    ...rewriteLines(f, paint),
   ];
   if (f.also && f.also.length > 0) out.push(`  ${paint('also matched:', 'dim')} ${f.also.join(', ')}`);
   return out;
