@@ -306,7 +306,7 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
 }
 
 /** Deepest nesting the analyses are given; real code stays far below it. */
-export const MAX_NESTING = 400;
+export const MAX_NESTING = 1500;
 
 /** Depth of the tree (iterative: the tree being measured is the one too deep to recurse on); stops past `limit`. */
 export function nestingDepth(root: SyntaxNode, limit: number): number {

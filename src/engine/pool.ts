@@ -17,13 +17,15 @@ import { CHECKS } from './registry.generated.js';
  * threads, so a file's clock starts when it starts, not while it waits.
  *
  * Threads: GPU_REVIEW_WORKERS=N (0 = no pool: files run on the main thread with the soft budgets
- * only), else ReviewOptions.workers, else one fewer than the cores, at least 1, at most 4.
+ * only), else ReviewOptions.workers, else the cores, at least 2, at most 4.
  * Only the built-in checks can be sent to a worker (check objects hold functions); a review with
  * other checks runs on the main thread.
  */
 
 export interface WorkerTask {
   config: PortableConfig;
+  /** The config's JSON, made once per review: the worker's cache key. */
+  configKey: string;
   checkIds: string[] | null;
   scope: Scope;
   file: DiffFile;
@@ -55,7 +57,8 @@ export function poolThreads(opts: Pick<ReviewOptions, 'workers'>): number {
   const env = process.env.GPU_REVIEW_WORKERS;
   if (env !== undefined && env !== '') return Math.max(0, Math.floor(Number(env)) || 0);
   if (opts.workers !== undefined) return Math.max(0, opts.workers);
-  return Math.max(1, Math.min(4, os.availableParallelism() - 1));
+  // The main thread only reads files and merges results, so every core can take a worker.
+  return Math.max(2, Math.min(4, os.availableParallelism()));
 }
 
 /** Compiled output only: under a TypeScript loader (tests) there is no worker script to start. */
@@ -118,6 +121,7 @@ export function isolatedRunner(
   const ids = builtinIds(opts.checks);
   if (ids === false) return null;
   const config = portableConfig(opts.config);
+  const configKey = JSON.stringify(config);
   const p = getPool(n, script);
   return {
     threads: n,
@@ -131,7 +135,7 @@ export function isolatedRunner(
         ac.abort();
       }, Math.max(1, budget));
       try {
-        const task: WorkerTask = { config, checkIds: ids, scope, file, content };
+        const task: WorkerTask = { config, configKey, checkIds: ids, scope, file, content };
         return (await p.run(task, { signal: ac.signal })) as FileDone;
       } catch (e) {
         if (timedOut) throw new FileTimeout(budget < opts.config.limits.fileTimeoutMs ? 'review' : 'file');

@@ -15,8 +15,7 @@ import { CHECKS } from './registry.generated.js';
  */
 const configs = new Map<string, { config: ResolvedConfig; checks: Map<string, CheckDef[]> }>();
 
-function revive(p: PortableConfig): { config: ResolvedConfig; checks: Map<string, CheckDef[]> } {
-  const key = JSON.stringify(p);
+function revive(p: PortableConfig, key: string): { config: ResolvedConfig; checks: Map<string, CheckDef[]> } {
   let hit = configs.get(key);
   if (!hit) {
     const config: ResolvedConfig = { ...p, hotPathFunctions: namePattern(p.hotPathFunctions), setupFunctions: namePattern(p.setupFunctions) };
@@ -28,7 +27,7 @@ function revive(p: PortableConfig): { config: ResolvedConfig; checks: Map<string
 }
 
 export default function reviewTask(t: WorkerTask): FileDone {
-  const c = revive(t.config);
+  const c = revive(t.config, t.configKey);
   const idKey = t.checkIds ? t.checkIds.join(',') : '*';
   let checks = c.checks.get(idKey);
   if (!checks) {

@@ -59,12 +59,12 @@ describe('resolveConfig: defaults', () => {
     expect(c.exclude).toEqual([]);
     expect(c.targets.map((t) => t.name)).toEqual(['A100', 'H100', 'RTX 3090', 'RTX 4090']);
     expect(c.vocab).toEqual(DEFAULT_VOCABULARIES);
-    expect(c.hotPathFunctions.source).toBe(new RegExp(DEFAULT_HOT_PATH_FUNCTIONS).source);
+    expect(c.hotPathFunctions.source).toBe(DEFAULT_HOT_PATH_FUNCTIONS);
     expect(c.inlineCommentCap).toBe(30);
     expect(c.enablePreview).toBe(false);
     expect(c.skipDrafts).toBe(true);
     expect(c.skipBotAuthors).toBe(true);
-    expect(c.limits).toEqual({ maxFileBytes: 2_000_000, maxLineLength: 20_000, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000 });
+    expect(c.limits).toEqual({ maxFileBytes: 2_000_000, maxLineLength: 20_000, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000, onTimeout: 'neutral' });
   });
 
   it('the example configuration of the README is valid and resolves as written', () => {
@@ -104,7 +104,7 @@ limits: { max_file_bytes: 2000000, max_line_length: 20000, file_timeout_ms: 5000
     expect(c.inlineCommentCap).toBe(0);
     expect(c.enablePreview).toBe(true);
     expect(c.skipDrafts).toBe(false);
-    expect(c.limits).toEqual({ maxFileBytes: 2_000_000, maxLineLength: 100, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000 });
+    expect(c.limits).toEqual({ maxFileBytes: 2_000_000, maxLineLength: 100, fileTimeoutMs: 20_000, reviewTimeoutMs: 600_000, onTimeout: 'neutral' });
   });
 
   it('targets accept every built-in GPU and its aliases', () => {
