@@ -175,6 +175,8 @@ export class FakeGitHub {
   config: string | null = null;
   /** The same file in the org's `.github` repository. */
   orgConfig: string | null = null;
+  /** Other files on the default branch (read without a ref), e.g. the config's baseline. */
+  defaultBranchFiles: Record<string, string> = {};
   files: FakeFile[] = [];
   /** Listed files GitHub would send (overrides `files` for listFiles, e.g. 3,000 generated entries). */
   listed: any[] | null = null;
@@ -322,6 +324,9 @@ export class FakeGitHub {
         const text = owner === this.owner && repo === this.repo ? this.config : repo === '.github' ? this.orgConfig : null;
         if (u.searchParams.get('ref')) this.violations.push('config read from a ref instead of the default branch');
         return text === null ? [404, { message: 'Not Found' }] : [200, text, { 'content-type': 'application/vnd.github.raw; charset=utf-8' }];
+      }
+      if (!u.searchParams.get('ref') && owner === this.owner && repo === this.repo && file in this.defaultBranchFiles) {
+        return [200, this.defaultBranchFiles[file], { 'content-type': 'application/vnd.github.raw; charset=utf-8' }];
       }
       const f = this.file(file);
       if (u.searchParams.get('ref') !== this.headSha) return [404, { message: 'No commit found for the ref' }];
