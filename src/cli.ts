@@ -13,7 +13,7 @@ import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema
 import { failsGate } from './engine/gate.js';
 import { DiffError } from './diff/model.js';
 import { CHECKS } from './engine/registry.generated.js';
-import { atLeast, SEVERITIES, type Severity } from './engine/types.js';
+import { SEVERITIES, type Severity } from './engine/types.js';
 import type { FileReader, Scope } from './pipeline.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';

@@ -18,13 +18,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
  * several checks must judge); each is run for every rule it marks, as if it sat in that rule's folder.
  */
 const sharedDir = join(root, 'test', 'fixtures', 'shared');
-const shared = existsSync(sharedDir) ? listFiles(sharedDir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md')) : [];
+const shared = existsSync(sharedDir) ? listFiles(sharedDir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md') && !f.endsWith('.snap')) : [];
 const sharedMarked = new Map(shared.map((f) => [f, new Set(parseMarkers(read(f)).map((m) => m.rule))]));
 
 for (const check of CHECKS) {
   const dir = join(root, 'checks', check.id, 'fixtures');
   if (!existsSync(dir)) continue;
-  const own = listFiles(dir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md'));
+  const own = listFiles(dir).filter((f) => !f.endsWith('.fixed') && !f.endsWith('.md') && !f.endsWith('.snap'));
   const fixtures = [...own.map((f) => ({ file: f, rel: relative(dir, f) })), ...shared.filter((f) => sharedMarked.get(f)!.has(check.id)).map((f) => ({ file: f, rel: relative(root, f) }))];
   // Rules that read nvcc's figures run only where nvcc is installed.
   describe.skipIf(check.requires === 'compiler' && !hasNvcc)(check.id, () => {

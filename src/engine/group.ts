@@ -11,7 +11,8 @@ const MAX_LISTED = 4;
  * removed. Runs per file after precedence, so each site already won or lost its own node.
  */
 export function groupFindings<F extends RawFinding>(findings: F[]): F[] {
-  const groups = new Map<string, F[]>();
+  // Each group keeps the output slot of its first site in input order.
+  const groups = new Map<string, { slot: number; list: F[] }>();
   const out: F[] = [];
   for (const f of findings) {
     if (f.groupKey === null) {
@@ -19,20 +20,17 @@ export function groupFindings<F extends RawFinding>(findings: F[]): F[] {
       continue;
     }
     const key = `${f.ruleId}\0${f.path}\0${f.groupKey}`;
-    const list = groups.get(key);
-    if (list) list.push(f);
+    const g = groups.get(key);
+    if (g) g.list.push(f);
     else {
-      groups.set(key, [f]);
+      groups.set(key, { slot: out.length, list: [f] });
       out.push(f);
     }
   }
-  for (const list of groups.values()) {
+  for (const { slot, list } of groups.values()) {
     if (list.length < 2) continue;
     list.sort((a, b) => a.line - b.line || a.column - b.column);
-    const head = list[0];
-    const anchor = out.indexOf(head) >= 0 ? head : out.find((f) => list.includes(f))!;
-    const merged = mergeGroup(list);
-    out[out.indexOf(anchor)] = merged;
+    out[slot] = mergeGroup(list);
   }
   return out;
 }

@@ -164,7 +164,11 @@ function sharedFixes(findings: readonly Finding[]): Map<string, string> {
 /** Each rule's explanation once per run: why, source, documentation, and its shared fix. */
 function rulesSection(findings: readonly Finding[], shared: ReadonlyMap<string, string>, paint: Paint): string[] {
   const byRule = new Map<string, Finding[]>();
-  for (const f of findings) byRule.set(f.ruleId, [...(byRule.get(f.ruleId) ?? []), f]);
+  for (const f of findings) {
+    const list = byRule.get(f.ruleId);
+    if (list) list.push(f);
+    else byRule.set(f.ruleId, [f]);
+  }
   if (byRule.size === 0) return [];
   const out = [paint('rules:', 'bold')];
   for (const [rule, list] of [...byRule].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {

@@ -86,6 +86,32 @@ describe('one finding per root cause', () => {
     expect(f[0].message).toContain('Also at line 5 (2 sites).');
   });
 
+  it('one comment where hardcoded-block-size and missing-launch-bounds meet on one kernel; severity follows the occupancy figures', async () => {
+    const src = [
+      '__global__ void smooth(float* out, const float* in, int n) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  float acc[8];',
+      '  for (int k = 0; k < 8; ++k) acc[k] = in[(i + k) % n];',
+      '  for (int r = 0; r < 4; ++r)',
+      '    for (int k = 1; k < 8; ++k) acc[k] += acc[k - 1] * 0.5f;',
+      '  if (i < n) out[i] = acc[7];',
+      '}',
+      'void run(float* out, const float* in, int n, cudaStream_t s) {',
+      '  smooth<<<(n + BLOCK - 1) / BLOCK, BLOCK, 0, s>>>(out, in, n);',
+      '}',
+      '',
+    ];
+    const launchBounds = rule('kernel/missing-launch-bounds');
+    // 512 threads: full occupancy on every default target before registers, so not `high`.
+    const full = await reviewText('k.cu', ['#define BLOCK 512', ...src].join('\n'), { checks: [blockSize, launchBounds] });
+    expect(full.map((f) => [f.ruleId, f.messageId, f.severity, f.also])).toEqual([['kernel/hardcoded-block-size', 'hardcodedFull', 'low-medium', ['kernel/missing-launch-bounds']]]);
+    // Alone, the launch-bounds rule still reports the kernel.
+    expect((await reviewText('k.cu', ['#define BLOCK 512', ...src].join('\n'), { checks: [launchBounds] })).map((f) => f.ruleId)).toEqual(['kernel/missing-launch-bounds']);
+    // 768 threads leave the A100/H100 at 75 %: the figures show a cost, the rule keeps its severity.
+    const partial = await reviewText('k.cu', ['#define BLOCK 768', ...src].join('\n'), { checks: [blockSize] });
+    expect(partial.map((f) => [f.messageId, f.severity])).toEqual([['hardcoded', 'high']]);
+  });
+
   it('puts the members into the JSON report and anchors the group at its first added site', async () => {
     const text = loop(['int(d_off[p])', 'int(d_off[p + 1])']);
     const lines = text.split('\n');
