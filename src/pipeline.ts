@@ -97,7 +97,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
    * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
    * parallel. Results are merged in diff order, so the output does not depend on who ran what.
    */
-  const isolated = isolatedRunner(opts, scope, reviewDeadline);
+  const isolated = isolatedRunner({ ...opts, config }, scope, reviewDeadline);
   const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
     while (next < diff.files.length) {
       const i = next++;
@@ -139,6 +139,8 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     }
     report.sources = d.sources;
     report.parseCoverage = d.parseCoverage;
+    // Checks stopped at the budget: the findings of this file are partial.
+    if (d.timedOut) report.timedOut = true;
     fileLines.set(report.path, d.lines ?? []);
     report.findings = d.findings.length;
     findings.push(...d.findings);
@@ -183,16 +185,23 @@ export interface FileDone {
  * The per-file part of review() after the file was read (`content`: the post-change file, or null
  * to review the diff hunks alone). Synchronous and self-contained, so it also runs in a worker.
  */
-export function reviewFileContent(file: DiffFile, content: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], scope: Scope): FileDone {
+/**
+ * `budgetMs` (default: the file budget) is the time this file may take: the parse is bounded by it
+ * natively and checks stop being started once it is spent, and the file is then reported timed out.
+ * A worker's hard stop comes only a grace period later (pool.ts), for code that ignores it.
+ */
+export function reviewFileContent(file: DiffFile, content: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], scope: Scope, budgetMs?: number): FileDone {
   const errors: ReviewError[] = [];
+  const deadline = performance.now() + Math.max(1, Math.min(config.limits.fileTimeoutMs, budgetMs ?? Number.POSITIVE_INFINITY));
   try {
-    const got = reviewFile(file, content, config, checks, errors);
+    const got = reviewFile(file, content, config, checks, errors, deadline);
     if (got.skipped) return { language: got.language, skipped: got.skipped, sources: [], parseCoverage: 1, findings: [], errors };
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
     const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
     const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
     if (got.unusedSuppressions?.length) done.unusedSuppressions = got.unusedSuppressions;
+    if (performance.now() > deadline) done.timedOut = true;
     return done;
   } catch (e) {
     if (!(e instanceof ParseTimeout)) errors.push({ path: file.path, message: (e as Error).message });
@@ -214,7 +223,7 @@ interface FileOutcome {
   unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
-function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[]): FileOutcome {
+function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[], deadline: number): FileOutcome {
   let full: string | null = null;
   if (got !== null) {
     if (typeof got === 'string') full = got;
@@ -268,7 +277,6 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
   const projectVocabulary = usesVocabulary(full ?? hunkText, config.vocab.vibespatial_helpers);
   const sources: Source[] = [];
   const raw: RawFinding[] = [];
-  const deadline = performance.now() + config.limits.fileTimeoutMs;
   for (const unit of units) {
     const built = buildSources(file.path, language, unit, Math.max(1, deadline - performance.now()));
     // The analyses walk trees recursively; a generated expression thousands of levels deep (a

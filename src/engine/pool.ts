@@ -30,7 +30,16 @@ export interface WorkerTask {
   scope: Scope;
   file: DiffFile;
   content: string | Uint8Array | null;
+  /** The time the file may take; the worker stops itself at it (see HARD_STOP_GRACE_MS). */
+  budgetMs: number;
 }
+
+/**
+ * The worker is terminated only this long after its budget: within the budget it stops itself
+ * (the parse is bounded natively, checks stop being started), so termination is kept for code
+ * that does not return. Terminating a thread inside a native parser call can abort the process.
+ */
+export const HARD_STOP_GRACE_MS = 2000;
 
 /** ResolvedConfig with its two name patterns as sources (functions cannot be posted). */
 export type PortableConfig = Omit<ResolvedConfig, 'hotPathFunctions' | 'setupFunctions'> & { hotPathFunctions: string; setupFunctions: string };
@@ -133,9 +142,9 @@ export function isolatedRunner(
       const timer = setTimeout(() => {
         timedOut = true;
         ac.abort();
-      }, Math.max(1, budget));
+      }, Math.max(1, budget) + HARD_STOP_GRACE_MS);
       try {
-        const task: WorkerTask = { config, configKey, checkIds: ids, scope, file, content };
+        const task: WorkerTask = { config, configKey, checkIds: ids, scope, file, content, budgetMs: Math.max(1, budget) };
         return (await p.run(task, { signal: ac.signal })) as FileDone;
       } catch (e) {
         if (timedOut) throw new FileTimeout(budget < opts.config.limits.fileTimeoutMs ? 'review' : 'file');

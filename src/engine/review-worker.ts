@@ -35,5 +35,5 @@ export default function reviewTask(t: WorkerTask): FileDone {
     checks = activeChecks(c.config, wanted ? CHECKS.filter((x) => wanted.has(x.id)) : CHECKS);
     c.checks.set(idKey, checks);
   }
-  return reviewFileContent(t.file, t.content, c.config, checks, t.scope);
+  return reviewFileContent(t.file, t.content, c.config, checks, t.scope, t.budgetMs);
 }

@@ -27,7 +27,7 @@ const CODE = (pad: number) =>
 /** Asynchronous, so a slow run never blocks the test worker's event loop. */
 function exec(cmd: string, args: string[], cwd?: string): Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }> {
   return new Promise((res) => {
-    const child = spawn(cmd, args, { cwd, timeout: 300_000, env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+    const child = spawn(cmd, args, { cwd, timeout: 300_000, env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', GPU_REVIEW_DOCS_URL: 'https://docs.example.test/gpu-review/checks' } });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));

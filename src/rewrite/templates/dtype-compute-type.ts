@@ -1,3 +1,4 @@
+import { escapeRe } from '../../engine/regex.js';
 import type { SyntaxNode } from '../../engine/types.js';
 import { ancestorOf, cupyAlias } from '../context.js';
 import { lineWith } from '../edit.js';
@@ -20,7 +21,7 @@ function computeType(fn: SyntaxNode, cp: string, except: SyntaxNode): string | {
   if (named.size === 1) return [...named][0];
   if (named.size > 1) return { none: `more than one compute-type name (${[...named].join(', ')})` };
   const floats = new Set<string>();
-  const re = new RegExp(`\\b(?:${cp}|np|numpy|cupy)\\.(float16|float32|float64)\\b`, 'g');
+  const re = new RegExp(`\\b(?:${escapeRe(cp)}|np|numpy|cupy)\\.(float16|float32|float64)\\b`, 'g');
   const text = fn.text.slice(0, except.startIndex - fn.startIndex) + fn.text.slice(except.endIndex - fn.startIndex);
   for (const m of text.matchAll(re)) floats.add(m[1]);
   floats.delete('float64');

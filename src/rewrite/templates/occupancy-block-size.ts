@@ -1,3 +1,4 @@
+import { escapeRe } from '../../engine/regex.js';
 import type { SyntaxNode } from '../../engine/types.js';
 import { freshName, identifiersIn } from '../context.js';
 import { indentOf } from '../edit.js';
@@ -7,8 +8,8 @@ import { launchAt } from './launch-on-stream.js';
 /** The item count N of a grid spelled `(N + B - 1) / B`, `(N + B-1) / B`, `ceil_div(N, B)` with block B. */
 export function gridCount(grid: string, b: number): string | null {
   const g = grid.replace(/\s+/g, ' ').trim();
-  const B = String(b);
-  const m1 = new RegExp(`^\\(\\s*(.+?)\\s*\\+\\s*(?:${B}\\s*-\\s*1|${b - 1})\\s*\\)\\s*/\\s*${B}$`).exec(g);
+  const B = escapeRe(String(b));
+  const m1 = new RegExp(`^\\(\\s*(.+?)\\s*\\+\\s*(?:${B}\\s*-\\s*1|${escapeRe(String(b - 1))})\\s*\\)\\s*/\\s*${B}$`).exec(g);
   if (m1) return m1[1];
   const m2 = new RegExp(`^(?:\\w+::)*(?:ceil_div|div_up|divup|cdiv|ceildiv|DIVUP|CEIL_DIV|div_round_up)\\s*\\(\\s*(.+?)\\s*,\\s*${B}\\s*\\)$`).exec(g);
   if (m2) return m2[1];
@@ -50,7 +51,7 @@ export const occupancyBlockSize: Template = {
       const body = def.childForFieldName('body')?.text ?? '';
       const head = def.text.slice(0, (def.childForFieldName('body')?.startIndex ?? def.endIndex) - def.startIndex);
       if (/__launch_bounds__/.test(head)) return { decline: `kernel \`${base}\` has __launch_bounds__: its block size is fixed` };
-      if (new RegExp(`\\b${b}\\b`).test(body) || /__shared__[^;]*\[\s*[A-Z_0-9]+\s*\]/.test(body)) return { decline: `kernel \`${base}\` depends on the block size (the literal ${b} or a fixed shared array in its body)` };
+      if (new RegExp(`\\b${escapeRe(String(b))}\\b`).test(body) || /__shared__[^;]*\[\s*[A-Z_0-9]+\s*\]/.test(body)) return { decline: `kernel \`${base}\` depends on the block size (the literal ${b} or a fixed shared array in its body)` };
     } else return { decline: `kernel \`${base}\` is not defined in this file: cannot prove it works with any block size` };
     const stmt = call.parent;
     if (!stmt || stmt.type !== 'expression_statement' || stmt.parent?.type !== 'compound_statement') return { decline: 'the launch is not a statement of its own inside a block' };
