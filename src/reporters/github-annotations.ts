@@ -1,3 +1,4 @@
+import { sarifLevel } from './sarif.js';
 import type { Finding, Severity } from '../engine/types.js';
 import { compareBySeverity, oneLine, plural, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
@@ -9,17 +10,10 @@ import type { ReportInput } from './types.js';
  */
 export type AnnotationLevel = 'error' | 'warning' | 'notice';
 
+/** The same three bands as SARIF's levels (sarif.ts), in the workflow-command spelling. */
 export function annotationLevel(s: Severity): AnnotationLevel {
-  switch (s) {
-    case 'critical':
-    case 'high':
-      return 'error';
-    case 'medium-high':
-    case 'medium':
-      return 'warning';
-    default:
-      return 'notice';
-  }
+  const l = sarifLevel(s);
+  return l === 'note' ? 'notice' : l;
 }
 
 /** Message data: `%`, CR and LF are escaped (toolkit/core's escapeData). */
