@@ -29,9 +29,6 @@ import { gitToplevel, listScanFiles, mayBeGpuSource, ScanError, wholeFileDiff } 
 import { unreviewable } from './adopt/skips.js';
 import type { DiffModel } from './diff/model.js';
 import picomatch from 'picomatch';
-import { applyFixes, planFixes } from './rewrite/apply.js';
-import { runPass7 } from './rewrite/index.js';
-import { llmDrafter, llmSettingsFromEnv } from './rewrite/llm.js';
 
 const exec = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -405,10 +402,13 @@ async function reviewAndReport(
   }
   if (flags.dryRun && !flags.fix) throw new UsageError('--dry-run goes with --fix');
   if (flags.rewrite || flags.fix) {
+    // Pass 7 parses and compiles: loaded only when asked for (like the pipeline, see loadPipeline).
+    const [{ runPass7 }, { llmDrafter, llmSettingsFromEnv }] = await Promise.all([import('./rewrite/index.js'), import('./rewrite/llm.js')]);
     const llm = llmSettingsFromEnv();
     await runPass7(out, { config, repo: root, compile: flags.compile !== false, draft: llm ? llmDrafter(llm, config) : undefined });
   }
   if (flags.fix) {
+    const { applyFixes, planFixes } = await import('./rewrite/apply.js');
     if (!root) throw new UsageError('--fix needs the files: give --repo DIR or --git RANGE');
     const res = await applyFixes(planFixes(out.result.findings, flags.unsafeFixes === true), (p) => out.fileLines.get(p), root, flags.dryRun === true);
     if (flags.dryRun) await new Promise<void>((r) => process.stdout.write(res.patch, () => r()));

@@ -528,7 +528,4 @@ export function describe(ev: KernelEvidence): string {
   return text;
 }
 
-/** Spill bytes (stores + loads) of one side on the worst architecture; 0 for a side without figures. */
-export function spillBytes(ev: KernelEvidence, side: 'base' | 'head'): number {
-  return Math.max(0, ...ev.arches.map((a) => (a[side] ? a[side]!.spillStores + a[side]!.spillLoads : 0)));
-}
+export { spillBytes } from './spills.js';

@@ -1,5 +1,5 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
-import { spillBytes } from '../../../src/compile/evidence.js';
+import { spillBytes } from '../../../src/compile/spills.js';
 import { defineCheck } from '../../../src/engine/check.js';
 
 /**
