@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // See test/setup/yield.ts: synchronous tests must not starve vitest's own RPC.
+    setupFiles: ['test/setup/yield.ts'],
     // The JSON report is what .ci/run counts; the default reporter is what people read.
     reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
   },
