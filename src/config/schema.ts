@@ -162,6 +162,14 @@ export const configSchema = z
       .strict()
       .optional()
       .describe('nvcc compiler evidence (opt-in).'),
+    rewrite: z
+      .object({
+        enabled: z.boolean().optional().describe('GitHub App and Action: pass 7, a verified before/after rewrite attached to each posted finding that needs one (a one-click suggestion when it stays inside the changed lines and preserves behaviour, else a collapsed "Proposed rewrite"). Default: true. The CLI runs pass 7 with --rewrite or --fix.'),
+        time_budget_ms: z.number().int().positive().max(600_000).optional().describe('Time limit for pass 7 in one review; findings not reached in time get no rewrite. Default: 30000.'),
+      })
+      .strict()
+      .optional()
+      .describe('Pass 7 rewrites.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     baseline: z.string().min(1).optional().describe('Baseline file (written by `gpu-review scan --write-baseline`), relative to the repository root: findings whose fingerprint it lists are not reported. Default: none.'),
     strict: z.boolean().optional().describe('A file that should have been reviewed but could not be (too large, minified, not UTF-8, timed out, unreadable) fails the review like a finding at fail_on. Default: false.'),
@@ -210,6 +218,8 @@ export interface ResolvedConfig {
   skipBotAuthors: boolean;
   limits: Limits & { onTimeout: 'neutral' | 'failure' };
   compile: CompileSettings;
+  /** Pass 7 in the App (the CLI asks with --rewrite / --fix). */
+  rewrite: { enabled: boolean; timeBudgetMs: number };
   /** Compiler figures of the changed kernels, set by review() when it compiled them (src/compile/). */
   compileEvidence?: import('../compile/evidence.js').KernelEvidence[];
 }
@@ -349,6 +359,10 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
       timeoutMs: c.compile?.timeout_ms ?? 120_000,
       memoryMb: c.compile?.memory_mb ?? 8192,
       reviewTimeoutMs: c.compile?.review_timeout_ms ?? 600_000,
+    },
+    rewrite: {
+      enabled: c.rewrite?.enabled ?? true,
+      timeBudgetMs: c.rewrite?.time_budget_ms ?? 30_000,
     },
   };
 }

@@ -225,6 +225,13 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       out.result.findings = kept.findings;
       baselined = kept.baselined;
     }
+    if (config.rewrite.enabled && out.result.findings.some((f) => f.inHunk !== false)) {
+      // Pass 7 for the findings that get an inline comment (loaded only when there are some). The
+      // service decides whether rewrites are compiled (like compiler evidence), never the repository.
+      const { runPass7 } = await import('../rewrite/index.js');
+      const p7 = await runPass7(out, { config, checks, compile: job.compile === true, budgetMs: config.rewrite.timeBudgetMs, select: (f) => f.inHunk !== false });
+      log.info({ pass7: p7 }, 'pass 7');
+    }
     const notReviewed = config.strict ? unreviewable(out.result.files) : [];
     if (listed.truncated) {
       out.result.errors.push({ message: `GitHub lists at most ${MAX_PR_FILES.toLocaleString('en-US')} files of a pull request; files past that were not reviewed.` });

@@ -30,6 +30,10 @@ export interface Pass7Options {
   templates?: readonly Template[];
   /** Offer the checks' own line fixes as rewrites (default true). */
   engineFixes?: boolean;
+  /** Wall-time budget for the whole pass; findings not reached in time are declined as such. */
+  budgetMs?: number;
+  /** Only these findings get a rewrite (the App: the ones it will post); the others are left as they are. */
+  select?: (f: Finding) => boolean;
   /** Drafts for findings no template covers (src/rewrite/llm.ts); none when absent. */
   draft?: (f: Finding, ctx: { path: string; language: Language; text: string; lines: string[]; unit: { startLine: number; endLine: number; text: string } }) => Promise<Proposal | { decline: string } | null>;
 }
@@ -70,7 +74,13 @@ export async function runPass7(out: ReviewOutput, opts: Pass7Options): Promise<P
   const templates = opts.templates ?? TEMPLATES;
   const compiler = opts.compile === false ? null : new Compiler({ toolchain: opts.toolchain ?? findToolchain(), includes: [], timeoutMs: opts.compileTimeoutMs ?? 60_000 });
   const summary: Pass7Summary = { findings: 0, withRewrite: 0, verified: 0, unverified: 0, failed: 0, declined: 0, byTemplate: {} };
-  const review = (path: string, text: string) => reviewFileContent(wholeFileDiff(path, text), text, config, checks, 'file').findings;
+  const deadline = opts.budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + opts.budgetMs;
+  // A re-review gets what is left of the budget, so one file cannot hold the pass past it.
+  // A review cut short by the budget proves nothing: it counts as no answer (null).
+  const review = (path: string, text: string): Finding[] | null => {
+    const done = reviewFileContent(wholeFileDiff(path, text), text, config, checks, 'file', Math.max(1, deadline - performance.now()));
+    return done.timedOut || done.skipped ? null : done.findings;
+  };
   const states = new Map<string, FileState | string>();
   const state = (f: Finding): FileState | string => {
     let s = states.get(f.path);
@@ -83,14 +93,21 @@ export async function runPass7(out: ReviewOutput, opts: Pass7Options): Promise<P
       const text = (lines as string[]).join('\n');
       const language = report.language;
       const source = buildSources(f.path, language, { text, firstLine: 1, label: 'file', wholeFile: true }, config.limits.fileTimeoutMs)[0];
-      s = { path: f.path, language, text, lines: lines as string[], source, before: review(f.path, text) };
+      const before = review(f.path, text);
+      s = before ? { path: f.path, language, text, lines: lines as string[], source, before } : 'the file could not be reviewed again within the time budget of pass 7';
     }
     states.set(f.path, s);
     return s;
   };
   const done = new Map<string, Rewrite>();
   for (const f of out.result.findings) {
+    if (opts.select && !opts.select(f)) continue;
     summary.findings++;
+    if (performance.now() > deadline) {
+      f.rewrite = { declined: 'the time budget of pass 7 was spent before this finding', tried: [] };
+      summary.declined++;
+      continue;
+    }
     const st = state(f);
     if (typeof st === 'string') {
       f.rewrite = { declined: st, tried: [] };
@@ -193,16 +210,18 @@ function countByRule(fs: readonly Finding[]): Map<string, number> {
 
 const afterCache = new WeakMap<Rewrite, Finding[]>();
 
-function clears(st: FileState, rw: Rewrite, f: Finding, review: (p: string, t: string) => Finding[]): boolean {
+function clears(st: FileState, rw: Rewrite, f: Finding, review: (p: string, t: string) => Finding[] | null): boolean {
   let after = afterCache.get(rw);
   if (!after) {
-    after = review(st.path, applyEdits(st.lines, rw.edits).join('\n'));
+    const got = review(st.path, applyEdits(st.lines, rw.edits).join('\n'));
+    if (!got) return false;
+    after = got;
     afterCache.set(rw, after);
   }
   return (countByRule(after).get(f.ruleId) ?? 0) < (countByRule(st.before).get(f.ruleId) ?? 0);
 }
 
-async function build(st: FileState, f: Finding, id: string, origin: Rewrite['origin'], p: Proposal, node: ReturnType<typeof nodeAt>, compiler: Compiler | null, repo: string | undefined, review: (p: string, t: string) => Finding[]): Promise<Rewrite> {
+async function build(st: FileState, f: Finding, id: string, origin: Rewrite['origin'], p: Proposal, node: ReturnType<typeof nodeAt>, compiler: Compiler | null, repo: string | undefined, review: (p: string, t: string) => Finding[] | null): Promise<Rewrite> {
   const python = st.language === 'python' || st.language === 'nvrtc-in-python';
   const steps: VerificationStep[] = [];
   const edits: LineEdit[] = p.edits;
@@ -248,6 +267,10 @@ async function build(st: FileState, f: Finding, id: string, origin: Rewrite['ori
   } else steps.push({ step: python ? 'py_compile' : 'nvcc', status: 'skipped', detail: 'compilation turned off' });
   // 3. Review again: the rule no longer fires there and nothing new appears.
   const again = review(st.path, after);
+  if (!again) {
+    steps.push({ step: 're-review', status: 'fail', detail: 'the re-review did not finish within the time budget' });
+    return rw;
+  }
   afterCache.set(rw, again);
   const before = countByRule(st.before);
   const now = countByRule(again);
