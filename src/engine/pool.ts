@@ -7,6 +7,7 @@ import type { DiffFile } from '../diff/model.js';
 import type { FileDone, ReviewOptions, Scope } from '../pipeline.js';
 import type { CheckDef } from './check.js';
 import { CHECKS } from './registry.generated.js';
+import type { FileReport, Finding } from './types.js';
 
 /**
  * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
@@ -154,5 +155,63 @@ export function isolatedRunner(
         release();
       }
     },
+  };
+}
+
+/** Pass 7 for one file's findings (src/rewrite/isolated.ts → review-worker.ts `pass7`). */
+export interface Pass7Task {
+  path: string;
+  findings: Finding[];
+  report: FileReport;
+  diffFile: DiffFile;
+  lines: Array<string | undefined>;
+  compile: boolean;
+}
+/** What `pass7` sends back: per finding, in the task's order, what pass 7 set on it. */
+export interface Pass7FileResult {
+  outcomes: Array<Pick<Finding, 'rewrite' | 'fix' | 'suggestionFits'>>;
+  summary: import('../rewrite/index.js').Pass7Summary;
+}
+/** What a named task of the worker receives besides its payload. */
+export interface NamedTaskEnvelope<T> {
+  config: PortableConfig;
+  configKey: string;
+  checkIds: string[] | null;
+  budgetMs: number;
+  payload: T;
+}
+
+/**
+ * A named export of review-worker.ts run in the review pool, with the same slots and the same
+ * deadline rule as files (the worker stops itself at its budget; it is terminated
+ * HARD_STOP_GRACE_MS later). Null when work stays on the main thread (see isolatedRunner).
+ */
+export function isolatedTask<T, R>(name: string, opts: Pick<ReviewOptions, 'config' | 'checks' | 'workers'>): ((payload: T, budgetMs: number) => Promise<R>) | null {
+  const n = poolThreads(opts);
+  const script = n === 0 ? null : workerScript();
+  if (!script) return null;
+  const ids = builtinIds(opts.checks);
+  if (ids === false) return null;
+  const config = portableConfig(opts.config);
+  const configKey = JSON.stringify(config);
+  const p = getPool(n, script);
+  return async (payload, budgetMs) => {
+    await slot(n);
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort();
+    }, Math.max(1, budgetMs) + HARD_STOP_GRACE_MS);
+    try {
+      const task: NamedTaskEnvelope<T> = { config, configKey, checkIds: ids, budgetMs: Math.max(1, budgetMs), payload };
+      return (await p.run(task, { name, signal: ac.signal })) as R;
+    } catch (e) {
+      if (timedOut) throw new FileTimeout('its time budget was spent');
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      release();
+    }
   };
 }

@@ -5,7 +5,7 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import { activeChecks, reviewFileContent, type FileDone } from '../pipeline.js';
 import type { CheckDef } from './check.js';
-import type { PortableConfig, WorkerTask } from './pool.js';
+import type { NamedTaskEnvelope, Pass7FileResult, Pass7Task, PortableConfig, WorkerTask } from './pool.js';
 import { namePattern } from './regex.js';
 import { CHECKS } from './registry.generated.js';
 
@@ -26,7 +26,7 @@ function revive(p: PortableConfig, key: string): { config: ResolvedConfig; check
   return hit;
 }
 
-export default function reviewTask(t: WorkerTask): FileDone {
+function checksFor(t: { config: PortableConfig; configKey: string; checkIds: string[] | null }): { config: ResolvedConfig; checks: CheckDef[] } {
   const c = revive(t.config, t.configKey);
   const idKey = t.checkIds ? t.checkIds.join(',') : '*';
   let checks = c.checks.get(idKey);
@@ -35,5 +35,20 @@ export default function reviewTask(t: WorkerTask): FileDone {
     checks = activeChecks(c.config, wanted ? CHECKS.filter((x) => wanted.has(x.id)) : CHECKS);
     c.checks.set(idKey, checks);
   }
-  return reviewFileContent(t.file, t.content, c.config, checks, t.scope, t.budgetMs);
+  return { config: c.config, checks };
+}
+
+export default function reviewTask(t: WorkerTask): FileDone {
+  const { config, checks } = checksFor(t);
+  return reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs);
+}
+
+/** Pass 7 for one file's findings (loaded on first use: a review without rewrites never loads it). */
+export async function pass7(t: NamedTaskEnvelope<Pass7Task>): Promise<Pass7FileResult> {
+  const { config, checks } = checksFor(t);
+  const { runPass7 } = await import('../rewrite/index.js');
+  const p = t.payload;
+  const out = { result: { findings: p.findings, files: [p.report], errors: [] }, diff: { files: [p.diffFile] }, fileLines: new Map([[p.path, p.lines]]) };
+  const summary = await runPass7(out, { config, checks, compile: p.compile, budgetMs: t.budgetMs });
+  return { outcomes: p.findings.map((f) => ({ rewrite: f.rewrite, fix: f.fix, suggestionFits: f.suggestionFits })), summary };
 }

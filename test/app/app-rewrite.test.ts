@@ -3,7 +3,7 @@
  * one-click suggestion when it stays inside the changed lines and preserves behaviour, else as a
  * collapsed "Proposed rewrite"; `rewrite: { enabled: false }` in the config turns it off.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -62,5 +62,28 @@ describe('GitHub App: pass 7 rewrites in the inline comments', () => {
     const rules = (bs: string[]) => bs.map((b) => /gpu-review:fingerprint=([^\s>]+)/.exec(b)?.[1]).sort();
     expect(rules(off)).toEqual(rules(on));
     expect(off.join('\n')).not.toContain('Proposed rewrite');
+  });
+
+  test('in the review pool (the compiled worker) the comments are the same as on the main thread', async () => {
+    const script = join(import.meta.dirname, '..', '..', 'dist', 'src', 'engine', 'review-worker.js');
+    expect(existsSync(script)).toBe(true);
+    const here = await reviewOf('src/reset.cu', fixture('async-memset-memcpy/reset.cu'));
+    teardown(h);
+    const saved = process.env.GPU_REVIEW_WORKER_SCRIPT;
+    process.env.GPU_REVIEW_WORKER_SCRIPT = script;
+    try {
+      const pooled = await reviewOf('src/reset.cu', fixture('async-memset-memcpy/reset.cu'));
+      expect(pooled).toEqual(here);
+      expect(pooled.join('\n')).toContain('Proposed rewrite');
+    } finally {
+      if (saved === undefined) delete process.env.GPU_REVIEW_WORKER_SCRIPT;
+      else process.env.GPU_REVIEW_WORKER_SCRIPT = saved;
+    }
+  });
+
+  test('a spent time budget posts the findings without rewrites', async () => {
+    const bodies = await reviewOf('src/reset.cu', fixture('async-memset-memcpy/reset.cu'), 'rewrite: { time_budget_ms: 1 }\n');
+    expect(bodies.some((b) => b.includes('sync/blocking-memset-memcpy'))).toBe(true);
+    expect(bodies.join('\n')).not.toContain('Proposed rewrite');
   });
 });
