@@ -216,7 +216,7 @@ async function runConfig(flags: CommonFlags, root: string | undefined): Promise<
   const config = await loadConfig(flags.config, root);
   const o: OneOff = { select: flags.select, ignore: flags.ignore, minSeverity: flags.minSeverity, enablePreview: flags.enablePreview };
   try {
-    return applyOneOff(config, CHECKS.map((c) => c.id), o);
+    return applyOneOff(config, CHECKS.map((c) => c.id), o, new Set(CHECKS.filter((c) => c.status === 'retired').map((c) => c.id)));
   } catch (e) {
     if (e instanceof SelectError) throw new UsageError(e.message);
     throw e;
