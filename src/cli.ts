@@ -483,7 +483,8 @@ function listRules(format: string): string {
   }
   const w = Math.max(...rows.map((r) => r.id.length), 4);
   const lines = [`${'rule'.padEnd(w)}  pass  severity     citation`];
-  for (const c of rows) lines.push(`${c.id.padEnd(w)}  ${String(c.pass).padEnd(4)}  ${c.severity.padEnd(11)}  ${c.citation.split(';')[0]}`);
+  // Preview rules run only when enabled, retired ones only when named: the listing says which.
+  for (const c of rows) lines.push(`${c.id.padEnd(w)}  ${String(c.pass).padEnd(4)}  ${c.severity.padEnd(11)}  ${c.citation.split(';')[0]}${c.status && c.status !== 'stable' ? `  [${c.status}]` : ''}`);
   return lines.join('\n');
 }
 
