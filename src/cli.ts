@@ -216,7 +216,7 @@ async function runConfig(flags: CommonFlags, root: string | undefined): Promise<
   const config = await loadConfig(flags.config, root);
   const o: OneOff = { select: flags.select, ignore: flags.ignore, minSeverity: flags.minSeverity, enablePreview: flags.enablePreview };
   try {
-    return applyOneOff(config, CHECKS.map((c) => c.id), o);
+    return applyOneOff(config, CHECKS.map((c) => c.id), o, new Set(CHECKS.filter((c) => c.status === 'retired').map((c) => c.id)));
   } catch (e) {
     if (e instanceof SelectError) throw new UsageError(e.message);
     throw e;
@@ -483,7 +483,8 @@ function listRules(format: string): string {
   }
   const w = Math.max(...rows.map((r) => r.id.length), 4);
   const lines = [`${'rule'.padEnd(w)}  pass  severity     citation`];
-  for (const c of rows) lines.push(`${c.id.padEnd(w)}  ${String(c.pass).padEnd(4)}  ${c.severity.padEnd(11)}  ${c.citation.split(';')[0]}`);
+  // Preview rules run only when enabled, retired ones only when named: the listing says which.
+  for (const c of rows) lines.push(`${c.id.padEnd(w)}  ${String(c.pass).padEnd(4)}  ${c.severity.padEnd(11)}  ${c.citation.split(';')[0]}${c.status && c.status !== 'stable' ? `  [${c.status}]` : ''}`);
   return lines.join('\n');
 }
 

@@ -61,6 +61,8 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
       if (o === 'off' || !config.passes[c.pass]) return false;
       // A rule that reads nvcc's figures runs whenever the review compiled (`--compile` asks for them).
       if (c.status === 'preview' && !config.enablePreview && o === undefined && !(c.requires === 'compiler' && config.compileEvidence)) return false;
+      // A retired rule runs only when the config names it.
+      if (c.status === 'retired' && o === undefined) return false;
       return true;
     })
     .map((c) => {

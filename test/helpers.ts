@@ -38,7 +38,9 @@ export async function reviewText(
   text: string,
   opts: { checks?: readonly CheckDef[]; config?: unknown; repoMode?: boolean; scope?: Scope } = {},
 ): Promise<Finding[]> {
-  const resolved = config(opts.config ?? { enable_preview: true });
+  // Fixtures run every rule they are given: preview ones, and retired ones (which only run when named).
+  const retired = (opts.checks ?? []).filter((c) => c.status === 'retired').map((c) => [c.id, 'on']);
+  const resolved = config(opts.config ?? { enable_preview: true, ...(retired.length ? { rules: Object.fromEntries(retired) } : {}) });
   const out = await review({
     diff: addedFileDiff(path, text),
     config: resolved,

@@ -15,7 +15,7 @@ export function sarifRules(checks: readonly CheckDef[], projectRoot: string, doc
     const readme = join(projectRoot, 'checks', c.id, 'README.md');
     const helpMarkdown = existsSync(readme) ? readFileSync(readme, 'utf8') : undefined;
     const family = c.id.split('/')[0];
-    const tags = ['gpu', family, `pass-${c.pass}`, c.kind, ...c.languages, ...(c.status === 'preview' ? ['preview'] : [])];
+    const tags = ['gpu', family, `pass-${c.pass}`, c.kind, ...c.languages, ...(c.status === 'preview' || c.status === 'retired' ? [c.status] : [])];
     return {
       id: c.id,
       summary: c.summary,

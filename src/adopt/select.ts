@@ -29,15 +29,17 @@ export interface OneOff {
 
 /**
  * CLI flags for one run on top of the file's config: --select runs only the named rules (preview
- * ones included: naming a rule asks for it), --ignore turns rules off, --min-severity and
- * --enable-preview replace the config's values.
+ * ones included: naming a rule asks for it; a retired rule only when named by its id, not by its
+ * family), --ignore turns rules off, --min-severity and --enable-preview replace the config's values.
  */
-export function applyOneOff(config: ResolvedConfig, known: readonly string[], o: OneOff): ResolvedConfig {
+export function applyOneOff(config: ResolvedConfig, known: readonly string[], o: OneOff, retired: ReadonlySet<string> = new Set()): ResolvedConfig {
   const rules = { ...config.rules };
   if (o.select !== undefined) {
     const keep = new Set(parseRuleList(o.select, known, '--select'));
+    const named = new Set(o.select.split(/[\s,]+/).map((s) => s.replace(/\/(\*\*?)?$/, '')));
     for (const id of known) {
       if (!keep.has(id)) rules[id] = 'off';
+      else if (retired.has(id) && !named.has(id)) continue;
       else if (rules[id] === undefined || rules[id] === 'off') rules[id] = 'on';
     }
   }

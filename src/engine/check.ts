@@ -19,8 +19,13 @@ export interface CheckMeta {
   /** Message templates by id; `{{name}}` is replaced from the report's data. */
   messages: Record<string, string>;
   fix: 'safe' | 'judgment' | 'none';
-  /** Preview rules run only when enabled in config (low-confidence rules, catalog §2.2). */
-  status?: 'stable' | 'preview';
+  /**
+   * Preview rules run only when enabled in config (low-confidence rules, catalog §2.2). Retired
+   * rules were measured on real code and found to flag mostly good code (the rule's README gives
+   * the figures): they run only when a config names them (`rules: {id: on}`, `--select id`),
+   * never through `enable_preview` or a family.
+   */
+  status?: 'stable' | 'preview' | 'retired';
   /** Rules this one wins over when both match the same code (catalog §2.4 fixed pairs). */
   supersedes?: string[];
   /**

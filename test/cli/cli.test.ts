@@ -479,6 +479,10 @@ describe('rules and explain', () => {
     const line = r.stdout.split('\n').find((l) => l.startsWith(GET_IN_LOOP + ' '));
     expect(line, r.stdout).toBeDefined();
     expect(line).toMatch(/\s1\s+critical\s+003 §8\.2/);
+    expect(line).not.toMatch(/\[(preview|retired)\]/);
+    // Rules that do not run by default say so.
+    expect(r.stdout.split('\n').find((l) => l.startsWith('kernel/single-accumulator-dependency-chain '))).toMatch(/\[retired\]$/);
+    expect(r.stdout.split('\n').find((l) => l.startsWith('kernel/wave-quantization '))).toMatch(/\[preview\]$/);
   });
 
   it('rules --format json', () => {

@@ -7,6 +7,7 @@ import { CHECKS } from '../../src/engine/registry.generated.js';
 import { SEVERITIES } from '../../src/engine/types.js';
 import { activeChecks, review } from '../../src/pipeline.js';
 import { addedFileDiff } from '../helpers.js';
+import { applyOneOff } from '../../src/adopt/select.js';
 
 const IDS = CHECKS.map((c) => c.id);
 const GET_IN_LOOP = 'host-device/get-in-loop';
@@ -327,7 +328,7 @@ describe('rules and passes drive activeChecks', () => {
 
   it('by default every stable rule is active at its own severity, in pass order', () => {
     const active = activeChecks(resolve({}));
-    expect(active.map((c) => c.id).sort()).toEqual(CHECKS.filter((c) => c.status !== 'preview').map((c) => c.id).sort());
+    expect(active.map((c) => c.id).sort()).toEqual(CHECKS.filter((c) => c.status !== 'preview' && c.status !== 'retired').map((c) => c.id).sort());
     expect(active.find((c) => c.id === GET_IN_LOOP)?.severity).toBe('critical');
     const passes = activeChecks(resolve({}, ALL_IDS), ALL).map((c) => c.pass);
     expect(passes).toEqual([...passes].sort((a, b) => a - b));
@@ -337,7 +338,7 @@ describe('rules and passes drive activeChecks', () => {
     const active = activeChecks(resolve({ rules: { [GET_IN_LOOP]: 'off' } }));
     expect(active.map((c) => c.id)).not.toContain(GET_IN_LOOP);
     // Only that rule.
-    expect(active).toHaveLength(CHECKS.filter((c) => c.status !== 'preview').length - 1);
+    expect(active).toHaveLength(CHECKS.filter((c) => c.status !== 'preview' && c.status !== 'retired').length - 1);
   });
 
   it('rules: {id: medium} overrides the severity without touching the registry', () => {
@@ -356,6 +357,21 @@ describe('rules and passes drive activeChecks', () => {
     expect(on?.severity).toBe('low');
     expect(activeChecks(resolve({ enable_preview: true }, ALL_IDS), ALL).map((c) => c.id)).toContain('test/preview-rule');
     expect(activeChecks(resolve({ rules: { 'test/preview-rule': 'high' } }, ALL_IDS), ALL).find((c) => c.id === 'test/preview-rule')?.severity).toBe('high');
+  });
+
+  it('a retired rule runs only when the config names it, never through enable_preview', () => {
+    const retired: CheckDef = { ...preview, id: 'test/retired-rule', status: 'retired' };
+    const all = [...ALL, retired];
+    const ids = all.map((c) => c.id);
+    expect(activeChecks(resolve({}, ids), all).map((c) => c.id)).not.toContain('test/retired-rule');
+    expect(activeChecks(resolve({ enable_preview: true }, ids), all).map((c) => c.id)).not.toContain('test/retired-rule');
+    expect(activeChecks(resolve({ rules: { 'test/retired-rule': 'on' } }, ids), all).map((c) => c.id)).toContain('test/retired-rule');
+    // --select of its family leaves it out; --select of its id runs it.
+    const family = applyOneOff(resolve({}, ids), ids, { select: 'test' }, new Set(['test/retired-rule']));
+    expect(activeChecks(family, all).map((c) => c.id)).toEqual(expect.arrayContaining(['test/preview-rule', 'test/pass-two']));
+    expect(activeChecks(family, all).map((c) => c.id)).not.toContain('test/retired-rule');
+    const named = applyOneOff(resolve({}, ids), ids, { select: 'test/retired-rule' }, new Set(['test/retired-rule']));
+    expect(activeChecks(named, all).map((c) => c.id)).toEqual(['test/retired-rule']);
   });
 
   it('passes: {"1": false} disables every pass-1 rule and nothing else', () => {

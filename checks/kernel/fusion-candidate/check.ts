@@ -49,7 +49,7 @@ export default defineCheck({
   severity: 'medium',
   kind: 'performance',
   confidence: 'low',
-  status: 'preview',
+  status: 'retired',
   languages: ['python', 'cuda'],
   citation:
     '003 §8.4 Small Kernel Launches (detection rule 4 "Multiple kernels that could be fused (same input, similar work)"); 003 §3.4 Kernel Fusion Opportunities; 004 §H1.8/§H1.9 (fuse kernels to raise arithmetic intensity); 004 §H3.6 (torch.compile fusion)',

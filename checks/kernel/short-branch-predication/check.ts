@@ -40,7 +40,7 @@ export default defineCheck({
   severity: 'low',
   kind: 'performance',
   confidence: 'low',
-  status: 'preview',
+  status: 'retired',
   languages: ['cuda', 'nvrtc-in-python'],
   citation: '004 §H3.2 Techniques to Avoid Warp Divergence (Predicate short lanes); 004 §H3.4 Using Predication to Minimize Divergence; 003 §5.3 Warp Divergence Minimization (strategy 2)',
   summary: 'Thread-dependent if/else whose arms only select a value for the same target.',

@@ -30,7 +30,7 @@ export default defineCheck({
   severity: 'low',
   kind: 'performance',
   confidence: 'low',
-  status: 'preview',
+  status: 'retired',
   languages: ['cuda', 'nvrtc-in-python'],
   citation:
     '004 §H4 Exposing Instruction-Level Parallelism; 004 §H4.3 Loop Unrolling, Interleaving, and Compiler Hinting (Unrolling small loops; multiple accumulators); 004 §H1.8 (latency-bound: issue independent loads back-to-back)',

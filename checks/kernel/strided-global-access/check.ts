@@ -34,8 +34,7 @@ export default defineCheck({
   pass: 3,
   severity: 'medium',
   kind: 'performance',
-  confidence: 'low',
-  status: 'preview',
+  confidence: 'medium',
   languages: ['cuda', 'nvrtc-in-python'],
   citation: '003 §4.1 Coalesced Access and SoA vs AoS (coalescing rules for CC 6.0+); 004 §H1.9 (improve coalescing for memory-bound kernels)',
   summary: 'Adjacent threads access global memory K elements apart.',
@@ -43,6 +42,7 @@ export default defineCheck({
   messages: {
     read: 'Global memory is read with a stride of {{k}} elements between adjacent threads (`{{code}}`); each warp load uses ~1/{{k}} of the fetched bandwidth{{figure}}.',
     write: 'Global memory is written with a stride of {{k}} elements between adjacent threads (`{{code}}`); each warp store uses ~1/{{k}} of the fetched bandwidth{{figure}}.',
+    row: 'Each thread walks its own row of global memory (`{{code}}`), rows {{k}} elements apart: every warp access through that row pointer is strided by {{k}} elements and uses ~1/{{k}} of the fetched bandwidth{{figure}}; map adjacent threads to adjacent elements of a row.',
   },
   fix: 'judgment',
   create(ctx) {
@@ -94,6 +94,8 @@ export default defineCheck({
               if (Array.from({ length: h.kNum }, (_, c) => String(c)).every((c) => offs.has(c))) continue;
             }
             const isWrite = h.node.parent?.type === 'assignment_expression' && h.node.parent.childForFieldName('left')?.id === h.node.id;
+            // `&p[gid * K]`: a per-thread row pointer, read or written later element by element.
+            const isRow = h.node.parent?.type === 'pointer_expression' && h.node.parent.child(0)?.type === '&';
             const e = ELEM[ptrs.get(h.arr) ?? ''];
             let figure = '';
             if (h.kNum !== null && e) {
@@ -104,7 +106,7 @@ export default defineCheck({
             }
             ctx.report({
               node: h.node,
-              messageId: isWrite ? 'write' : 'read',
+              messageId: isRow ? 'row' : isWrite ? 'write' : 'read',
               data: { k: h.kNum ?? h.k, code: quote(h.node), figure },
               fix: { description: 'Transpose the layout to SoA / column-major so adjacent threads touch adjacent elements, or stage the rows through shared memory so the global reads are contiguous.' },
             });

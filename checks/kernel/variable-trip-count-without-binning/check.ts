@@ -81,7 +81,7 @@ export default defineCheck({
   severity: 'high',
   kind: 'performance',
   confidence: 'low',
-  status: 'preview',
+  status: 'retired',
   languages: ['cuda', 'nvrtc-in-python', 'python'],
   citation: '003 §8.5 Branch Divergence in Inner Loops ("Loop divergence is especially damaging"); 003 §5.3 Warp Divergence Minimization (strategy 3 "Work-size binning"); 003 §9 Pass 3 bullet 6; 003 §10 (row "Work-size binning threshold CV > 2.0")',
   summary: 'One-thread-per-item loop whose trip count comes from per-item data, launched without work-size binning.',

@@ -21,7 +21,7 @@ export default defineCheck({
   confidence: 'high',
   // Opt-in: seed 000's own examples zero-initialize explicitly, and on the benchmark corpus this
   // fired on nearly every accumulator (784 findings in 57 files), so it is a project style choice.
-  status: 'preview',
+  status: 'retired',
   languages: ['luisa-dsl'],
   citation: '000 §0 Zero-initialization note ("All temporary local variables in DSL kernels … are created with a zero value automatically … excluding shared arrays")',
   summary: 'A DSL local explicitly initialized to zero, which the DSL already does.',

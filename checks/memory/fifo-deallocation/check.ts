@@ -283,7 +283,7 @@ export default defineCheck({
   severity: 'medium',
   kind: 'performance',
   confidence: 'low',
-  status: 'preview',
+  status: 'retired',
   languages: ['python', 'cuda'],
   citation: '003 §1.6 Fragmentation Avoidance ("Allocations freed in LIFO order where possible (pool coalescing works best)")',
   summary: 'Temporaries released explicitly in allocation (FIFO) order rather than reverse (LIFO) order.',
