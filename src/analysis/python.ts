@@ -84,6 +84,11 @@ export interface PyModel {
    * point at the same node, so catalog §2.4 merges their findings.
    */
   hostValueOf(d: D2H): SyntaxNode;
+  /**
+   * The same-file function a call runs, for callers that use its summary: `helper(...)` (module level),
+   * `self.method(...)` (same class), `obj._private(...)` (the one class of this file that defines it).
+   */
+  calleeDef(call: SyntaxNode): SyntaxNode | null;
   /** Names bound to kernels (objects whose call is a launch). */
   kernelNames: Set<string>;
   /** calleePath of a call node. */
@@ -421,6 +426,13 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     if (fn?.type === 'attribute' && /^(self|cls)$/.test(fn.childForFieldName('object')?.text ?? '')) {
       const cls = enclosingClass(call);
       return (cls && classMethods.get(cls.id)?.get(fn.childForFieldName('attribute')?.text ?? '')) ?? null;
+    }
+    // `work._allocate_stage_2(n)` on an instance of a class of this file: a private (`_name`, not dunder)
+    // method is the module's own, so when exactly one class here defines it, that is the method that runs.
+    const meth = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+    if (/^_[^_]/.test(meth) && fn?.childForFieldName('object')?.type !== 'call') {
+      const defs = [...classMethods.values()].map((m) => m.get(meth)).filter((d): d is SyntaxNode => !!d);
+      return defs.length === 1 ? defs[0] : null;
     }
     return null;
   };
@@ -899,7 +911,9 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       const inAlt = p.type === 'if_statement' && (child.type === 'else_clause' || child.type === 'elif_clause');
       if (cond && !inCond && !inAlt && DEBUG_COND.test(cond.text)) return true;
     }
-    return p.type === 'function_definition' && DEBUG_NAME.test(fnName(p));
+    // pytest collects `test_*` functions only from test modules: in library code (`def test_error(...)` scoring a
+    // quantizer) the name is an ordinary verb, so only `debug`/`dump` functions are gated outside test paths.
+    return p.type === 'function_definition' && DEBUG_NAME.test(fnName(p)) && (!/^test_/i.test(fnName(p)) || /debug|dump/i.test(fnName(p)) || TEST_OR_BENCH_PATH.test(source.path));
   });
   const debugGated = (n: SyntaxNode): boolean => debugFile || debugEdge(n);
 
@@ -1072,6 +1086,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     d2hSourcesOf,
     hostValueOf,
     kernelNames,
+    calleeDef,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
     callMatches: (n, v) => {
