@@ -237,6 +237,29 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       }
     }
   }
+  // Module-level aliases of imported names, bound once: `_xp = cupy`, `to_dev = cp.asarray`, `ptr = runtime.pointer`.
+  // They name the same module or function as the import they copy (a conditional `xp = cp if gpu else np` does not).
+  {
+    const once = new Map<string, SyntaxNode[]>();
+    for (const a of root.namedChildren) {
+      const asg = a.type === 'expression_statement' ? a.namedChildren[0] : null;
+      if (asg?.type !== 'assignment') continue;
+      const left = asg.childForFieldName('left');
+      const right = asg.childForFieldName('right');
+      if (left?.type !== 'identifier' || !right) continue;
+      once.set(left.text, [...(once.get(left.text) ?? []), right]);
+    }
+    for (const [name, rights] of once) {
+      const r = rights.length === 1 ? rights[0] : null;
+      if (!r || imports.has(name) || (r.type !== 'identifier' && r.type !== 'attribute')) continue;
+      if (r.type === 'attribute' && r.descendantsOfType('call').length) continue;
+      // Rebound elsewhere (in a function through `global`, or a loop at module level): not a fixed alias.
+      if (allAssignments.some((x) => x.childForFieldName('left')?.text === name && x.childForFieldName('right')?.id !== r.id)) continue;
+      const head = r.text.split('.')[0];
+      const mod = imports.get(head);
+      if (mod !== undefined) imports.set(name, mod + r.text.slice(head.length));
+    }
+  }
   const isNumpyPath = (p: string | null): boolean => {
     if (!p || !p.includes('.')) return false;
     const head = p.split('.')[0];
