@@ -411,12 +411,42 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         }
       }
       if (scope.type === 'function_definition' && params.get(scope.id)?.has(name)) return true;
+      if (scope.type === 'function_definition' && !list && usedAsCupyArray(scope, name)) return true;
       if (scope.type === 'function_definition' && hostParams.get(scope.id)?.has(name)) return false;
       if (scope === root) return undefined;
       const outer: SyntaxNode | null = scope.parent;
       scope = outer ? scopeOf(outer.type === 'function_definition' ? outer : scope) : root;
       if (scope.id === scopeOf(at).id) scope = root;
     }
+  }
+
+  /**
+   * A parameter of `fn` (never rebound there) that the function itself treats as a CuPy array: `name.data.ptr`
+   * (the device pointer a raw launch or a library handle takes), `name.toDlpack()`, `name.__cuda_array_interface__`.
+   * Only device arrays answer these, so every use of the parameter in the function is a device value. (`name.get()`
+   * is no evidence: `queue.get()` and `ContextVar.get()` take no argument either.)
+   */
+  const cupyUseMemo = new Map<string, boolean>();
+  function usedAsCupyArray(fn: SyntaxNode, name: string): boolean {
+    const key = `${fn.id}:${name}`;
+    const hit = cupyUseMemo.get(key);
+    if (hit !== undefined) return hit;
+    const isParam = (fn.childForFieldName('parameters')?.namedChildren ?? []).some((p) => (p.type === 'identifier' ? p.text : p.childForFieldName('name')?.text ?? p.namedChildren.find((c) => c.type === 'identifier')?.text) === name);
+    let r = false;
+    if (isParam && !hostParams.get(fn.id)?.has(name)) {
+      for (const a of fn.descendantsOfType('attribute')) {
+        const obj = a.childForFieldName('object');
+        if (obj?.type !== 'identifier' || obj.text !== name || scopeOf(a).id !== fn.id) continue;
+        const attr = a.childForFieldName('attribute')?.text ?? '';
+        const call = a.parent?.type === 'call' && a.parent.childForFieldName('function')?.id === a.id ? a.parent : null;
+        if (attr === 'toDlpack' && call) r = true;
+        else if (attr === '__cuda_array_interface__') r = true;
+        else if (attr === 'data' && a.parent?.type === 'attribute' && a.parent.childForFieldName('attribute')?.text === 'ptr') r = true;
+        if (r) break;
+      }
+    }
+    cupyUseMemo.set(key, r);
+    return r;
   }
 
   // Same-file functions by name: module-level ones, and methods per class (for `self.f(...)`).

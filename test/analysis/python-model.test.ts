@@ -201,6 +201,10 @@ describe('D2H and GPU work of the wider host model', () => {
     expect([m.isDevice(rhs('x')), m.isDevice(rhs('y'))]).toEqual([true, false]);
     expect(m.calleeDef(rhs('x')!)?.childForFieldName('name')?.text).toBe('_fill');
   });
+  it('a parameter the function hands over as a CuPy array (`x.data.ptr`) is a device value; `q.get()` is no evidence', () => {
+    const m = model('import cupy as cp\ndef f(x, q, n):\n    k((1,), (1,), (x.data.ptr, n))\n    item = q.get()\n    a = float(x[0])\n    b = float(q[0])\n');
+    expect(m.d2h.map((d) => d.node.text)).toEqual(['float(x[0])']);
+  });
   it('a `test_*` function is debug-gated only in a test module', () => {
     const src = 'import cupy as cp\ndef test_err(d):\n    return float(cp.sum(d))\n';
     const lib = model(src, 'pkg/measure.py');
