@@ -84,6 +84,11 @@ export interface PyModel {
    * point at the same node, so catalog §2.4 merges their findings.
    */
   hostValueOf(d: D2H): SyntaxNode;
+  /**
+   * The same-file function a call runs, for callers that use its summary: `helper(...)` (module level),
+   * `self.method(...)` (same class), `obj._private(...)` (the one class of this file that defines it).
+   */
+  calleeDef(call: SyntaxNode): SyntaxNode | null;
   /** Names bound to kernels (objects whose call is a launch). */
   kernelNames: Set<string>;
   /** calleePath of a call node. */
@@ -230,6 +235,29 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         if (from) imports.set(nm.text, `${from}.${nm.text}`);
         else imports.set(nm.text.split('.')[0], nm.text.split('.')[0]);
       }
+    }
+  }
+  // Module-level aliases of imported names, bound once: `_xp = cupy`, `to_dev = cp.asarray`, `ptr = runtime.pointer`.
+  // They name the same module or function as the import they copy (a conditional `xp = cp if gpu else np` does not).
+  {
+    const once = new Map<string, SyntaxNode[]>();
+    for (const a of root.namedChildren) {
+      const asg = a.type === 'expression_statement' ? a.namedChildren[0] : null;
+      if (asg?.type !== 'assignment') continue;
+      const left = asg.childForFieldName('left');
+      const right = asg.childForFieldName('right');
+      if (left?.type !== 'identifier' || !right) continue;
+      once.set(left.text, [...(once.get(left.text) ?? []), right]);
+    }
+    for (const [name, rights] of once) {
+      const r = rights.length === 1 ? rights[0] : null;
+      if (!r || imports.has(name) || (r.type !== 'identifier' && r.type !== 'attribute')) continue;
+      if (r.type === 'attribute' && r.descendantsOfType('call').length) continue;
+      // Rebound elsewhere (in a function through `global`, or a loop at module level): not a fixed alias.
+      if (allAssignments.some((x) => x.childForFieldName('left')?.text === name && x.childForFieldName('right')?.id !== r.id)) continue;
+      const head = r.text.split('.')[0];
+      const mod = imports.get(head);
+      if (mod !== undefined) imports.set(name, mod + r.text.slice(head.length));
     }
   }
   const isNumpyPath = (p: string | null): boolean => {
@@ -383,12 +411,42 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         }
       }
       if (scope.type === 'function_definition' && params.get(scope.id)?.has(name)) return true;
+      if (scope.type === 'function_definition' && !list && usedAsCupyArray(scope, name)) return true;
       if (scope.type === 'function_definition' && hostParams.get(scope.id)?.has(name)) return false;
       if (scope === root) return undefined;
       const outer: SyntaxNode | null = scope.parent;
       scope = outer ? scopeOf(outer.type === 'function_definition' ? outer : scope) : root;
       if (scope.id === scopeOf(at).id) scope = root;
     }
+  }
+
+  /**
+   * A parameter of `fn` (never rebound there) that the function itself treats as a CuPy array: `name.data.ptr`
+   * (the device pointer a raw launch or a library handle takes), `name.toDlpack()`, `name.__cuda_array_interface__`.
+   * Only device arrays answer these, so every use of the parameter in the function is a device value. (`name.get()`
+   * is no evidence: `queue.get()` and `ContextVar.get()` take no argument either.)
+   */
+  const cupyUseMemo = new Map<string, boolean>();
+  function usedAsCupyArray(fn: SyntaxNode, name: string): boolean {
+    const key = `${fn.id}:${name}`;
+    const hit = cupyUseMemo.get(key);
+    if (hit !== undefined) return hit;
+    const isParam = (fn.childForFieldName('parameters')?.namedChildren ?? []).some((p) => (p.type === 'identifier' ? p.text : p.childForFieldName('name')?.text ?? p.namedChildren.find((c) => c.type === 'identifier')?.text) === name);
+    let r = false;
+    if (isParam && !hostParams.get(fn.id)?.has(name)) {
+      for (const a of fn.descendantsOfType('attribute')) {
+        const obj = a.childForFieldName('object');
+        if (obj?.type !== 'identifier' || obj.text !== name || scopeOf(a).id !== fn.id) continue;
+        const attr = a.childForFieldName('attribute')?.text ?? '';
+        const call = a.parent?.type === 'call' && a.parent.childForFieldName('function')?.id === a.id ? a.parent : null;
+        if (attr === 'toDlpack' && call) r = true;
+        else if (attr === '__cuda_array_interface__') r = true;
+        else if (attr === 'data' && a.parent?.type === 'attribute' && a.parent.childForFieldName('attribute')?.text === 'ptr') r = true;
+        if (r) break;
+      }
+    }
+    cupyUseMemo.set(key, r);
+    return r;
   }
 
   // Same-file functions by name: module-level ones, and methods per class (for `self.f(...)`).
@@ -421,6 +479,13 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     if (fn?.type === 'attribute' && /^(self|cls)$/.test(fn.childForFieldName('object')?.text ?? '')) {
       const cls = enclosingClass(call);
       return (cls && classMethods.get(cls.id)?.get(fn.childForFieldName('attribute')?.text ?? '')) ?? null;
+    }
+    // `work._allocate_stage_2(n)` on an instance of a class of this file: a private (`_name`, not dunder)
+    // method is the module's own, so when exactly one class here defines it, that is the method that runs.
+    const meth = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+    if (/^_[^_]/.test(meth) && fn?.childForFieldName('object')?.type !== 'call') {
+      const defs = [...classMethods.values()].map((m) => m.get(meth)).filter((d): d is SyntaxNode => !!d);
+      return defs.length === 1 ? defs[0] : null;
     }
     return null;
   };
@@ -899,7 +964,9 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
       const inAlt = p.type === 'if_statement' && (child.type === 'else_clause' || child.type === 'elif_clause');
       if (cond && !inCond && !inAlt && DEBUG_COND.test(cond.text)) return true;
     }
-    return p.type === 'function_definition' && DEBUG_NAME.test(fnName(p));
+    // pytest collects `test_*` functions only from test modules: in library code (`def test_error(...)` scoring a
+    // quantizer) the name is an ordinary verb, so only `debug`/`dump` functions are gated outside test paths.
+    return p.type === 'function_definition' && DEBUG_NAME.test(fnName(p)) && (!/^test_/i.test(fnName(p)) || /debug|dump/i.test(fnName(p)) || TEST_OR_BENCH_PATH.test(source.path));
   });
   const debugGated = (n: SyntaxNode): boolean => debugFile || debugEdge(n);
 
@@ -1072,6 +1139,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     d2hSourcesOf,
     hostValueOf,
     kernelNames,
+    calleeDef,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
     callMatches: (n, v) => {

@@ -50,6 +50,12 @@ export const DEFAULT_VOCABULARIES = {
    */
   device_sequence_calls: ['split', 'array_split', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'broadcast_arrays', 'nonzero'],
   /**
+   * CuPy functions and array methods whose output size depends on the data (`(labels == v).nonzero()`,
+   * `cp.unique(x)`): CuPy reads the element count back to the host to allocate the result, a blocking
+   * device→host copy on every call.
+   */
+  data_sized_calls: ['nonzero', 'flatnonzero', 'argwhere', 'unique', 'compress', 'extract'],
+  /**
    * Array functions (CuPy, or NumPy dispatching to CuPy) that join arrays into one new allocation; called
    * on an array's own previous value inside a loop they grow it one reallocation per iteration (003 §1.6).
    */

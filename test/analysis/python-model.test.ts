@@ -188,4 +188,28 @@ describe('D2H and GPU work of the wider host model', () => {
     const m = model('import cupy as cp\ndef _step(a):\n    return cp.exp(a)\ndef _host(a):\n    return len(a)\ndef f(a):\n    _step(a)\n    _host(a)\n');
     expect(m.gpuOps.filter((o) => o.kind === 'helper').map((o) => o.node.text)).toEqual(['_step(a)']);
   });
+  it('module-level aliases of imports name the same module or function; rebound or conditional ones do not', () => {
+    const m = model(
+      'import cupy\nimport numpy as np\n_xp = cupy\nto_dev = cupy.asarray\nxp2 = cupy if np else np\nswap = cupy\nswap = np\ndef f(h):\n    a = to_dev(h)\n    b = _xp.zeros(3)\n    c = xp2.zeros(3)\n    d = swap.zeros(3)\n',
+    );
+    const rhs = (name: string) => m.source.root.descendantsOfType('assignment').find((x) => x.childForFieldName('left')?.text === name)!.childForFieldName('right');
+    expect(['a', 'b', 'c', 'd'].map((n) => m.isDevice(rhs(n)))).toEqual([true, true, false, false]);
+  });
+  it('a private method of the one class that defines it is summarised at `obj._m()` calls', () => {
+    const m = model('import cupy as cp\nclass W:\n    def _fill(self, n):\n        return cp.zeros(n)\ndef f(w, n):\n    x = w._fill(n)\n    y = w.fill(n)\n');
+    const rhs = (name: string) => m.source.root.descendantsOfType('assignment').find((x) => x.childForFieldName('left')?.text === name)!.childForFieldName('right');
+    expect([m.isDevice(rhs('x')), m.isDevice(rhs('y'))]).toEqual([true, false]);
+    expect(m.calleeDef(rhs('x')!)?.childForFieldName('name')?.text).toBe('_fill');
+  });
+  it('a parameter the function hands over as a CuPy array (`x.data.ptr`) is a device value; `q.get()` is no evidence', () => {
+    const m = model('import cupy as cp\ndef f(x, q, n):\n    k((1,), (1,), (x.data.ptr, n))\n    item = q.get()\n    a = float(x[0])\n    b = float(q[0])\n');
+    expect(m.d2h.map((d) => d.node.text)).toEqual(['float(x[0])']);
+  });
+  it('a `test_*` function is debug-gated only in a test module', () => {
+    const src = 'import cupy as cp\ndef test_err(d):\n    return float(cp.sum(d))\n';
+    const lib = model(src, 'pkg/measure.py');
+    const tst = model(src, 'tests/test_measure.py');
+    expect(lib.debugGated(lib.d2h[0].node)).toBe(false);
+    expect(tst.debugGated(tst.d2h[0].node)).toBe(true);
+  });
 });

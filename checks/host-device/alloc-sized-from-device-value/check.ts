@@ -3,6 +3,8 @@ import { calleePath, lastName, pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
 
+/** Device creators whose first argument (or `shape=`) is the element count. */
+const SIZED_CREATORS = new Set(['empty', 'zeros', 'ones', 'full', 'ndarray']);
 const within = (outer: SyntaxNode, n: SyntaxNode) => outer.startIndex <= n.startIndex && n.endIndex <= outer.endIndex;
 const oneLine = (s: string) => {
   const t = s.replace(/\s*\n\s*/g, ' ');
@@ -86,9 +88,36 @@ export default defineCheck({
           found.set(origin.id, { d, origin, alloc, messageId });
         };
 
+        const allocSet = new Set(m.allocs.map((a) => a.id));
+        /**
+         * A device allocation sized by its first argument or `shape=`: the vocabulary's, the model's device
+         * creators of that form (`wp.empty(shape=(n,), device=d)`, `torch.empty(n, device="cuda")`), or any
+         * array factory spelled `shape=..., device=...` (`store.borrow(shape=(n,), dtype=int, device=d)`).
+         */
+        const sizedAlloc = (call: SyntaxNode): boolean => {
+          if (m.isCall(call, vocab.sized_alloc_calls) || m.callMatches(call, vocab.sized_alloc_calls)) return true;
+          if (allocSet.has(call.id) && SIZED_CREATORS.has(lastName(m.callPath(call)) ?? '')) return true;
+          const { keywords } = pyArgs(call);
+          const dev = keywords.get('device');
+          return !!keywords.get('shape') && !!dev && !/^[rbuf]?["']cpu/i.test(dev.text);
+        };
+        /** A same-file helper (summary) whose body allocates a sized device buffer: `work._allocate_stage_2(n)`. */
+        const allocMemo = new Map<number, boolean>();
+        const helperAllocates = (call: SyntaxNode): boolean => {
+          const def = m.calleeDef(call);
+          if (!def || def.id === m.scopeOf(call).id) return false;
+          let r = allocMemo.get(def.id);
+          if (r === undefined) allocMemo.set(def.id, (r = def.descendantsOfType('call').some((c) => m.scopeOf(c).id === def.id && sizedAlloc(c))));
+          return r;
+        };
         for (const call of root.descendantsOfType('call')) {
-          if (!m.isCall(call, vocab.sized_alloc_calls) || skip(call)) continue;
+          if (skip(call)) continue;
           const { positional, keywords } = pyArgs(call);
+          if (!sizedAlloc(call)) {
+            // The helper's size comes from its arguments: a read that flows into one sizes the buffer.
+            if (helperAllocates(call)) for (const a of [...positional, ...keywords.values()]) for (const d of m.d2hSourcesOf(a)) consider(d, call, 'sized');
+            continue;
+          }
           const size = keywords.get('shape') ?? positional[0];
           if (size) for (const d of m.d2hSourcesOf(size)) consider(d, call, 'sized');
           // `if n_hits > 0: d_out = runtime.allocate(...)`: allocating at all depends on the read.

@@ -62,6 +62,9 @@ function reachesHost(c: Ctx, start: SyntaxNode, region: SyntaxNode, depth = 0): 
         const call = p.parent;
         if (call?.type === 'call' && call.childForFieldName('function')?.id === p.id) {
           if (D2H_METHODS.has(attr)) return true;
+          // `(labels == v).nonzero()`: the output size depends on the data, so CuPy reads the count back
+          // to the host to allocate it, one blocking copy per element.
+          if (vocab.data_sized_calls.includes(attr) && m.isDevice(p.childForFieldName('object'))) return true;
           // `v.astype(...)`, `v.sum()`: the result is still a device array.
           arith = false;
           cur = call;
@@ -79,6 +82,8 @@ function reachesHost(c: Ctx, start: SyntaxNode, region: SyntaxNode, depth = 0): 
         if (name && NEUTRAL_BUILTINS.has(name)) return false;
         if (m.isCall(call, vocab.d2h_calls)) return true;
         if (m.isDevice(call)) {
+          // `cp.nonzero(d_lab == v)`, `cp.unique(d_x[d_lab == v])`: a data-sized result, read back to size it.
+          if (vocab.data_sized_calls.includes(lastName(m.callPath(call)) ?? '') && !!m.callPath(call)?.includes('.')) return true;
           // `cp.sum(v)`, `np.abs(v)` dispatched to CuPy: the result stays on the device.
           arith = false;
           cur = call;

@@ -113,6 +113,23 @@ function allocatorClasses(ctx: CheckContext, m: CudaModel): Set<string> {
   return out;
 }
 
+/**
+ * `int mallocOrManaged(void** out, size_t bytes) { cudaError_t e = cudaMalloc(out, bytes); ... }`: a project's
+ * allocation helper that allocates into its caller's pointer (the pointer-to-pointer parameter goes straight to
+ * the call). Whether a pool belongs there is decided where the helper is called (setup or hot path), so the
+ * raw call inside it is not the finding.
+ */
+function allocationHelper(name: string, params: readonly SyntaxNode[], call: SyntaxNode): boolean {
+  if (!/alloc/i.test(name)) return false;
+  let first: SyntaxNode | null = call.childForFieldName('arguments')?.namedChildren[0] ?? null;
+  while (first && (first.type === 'cast_expression' || first.type === 'parenthesized_expression')) first = first.childForFieldName('value') ?? first.namedChildren[first.namedChildren.length - 1] ?? null;
+  if (first?.type !== 'identifier') return false;
+  return params.some((p) => {
+    const decl = p.childForFieldName('declarator');
+    return !!decl && decl.type === 'pointer_declarator' && /\*\s*\*/.test(decl.text) && decl.descendantsOfType('identifier').some((i) => i.text === first!.text);
+  });
+}
+
 function checkCuda(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
   const vocab = ctx.config.vocab;
@@ -125,6 +142,7 @@ function checkCuda(ctx: CheckContext): void {
     // here: a setup loop allocating one kept buffer per element, an allocation hoisted out of a driver loop.
     if (m.hotPath(c.node) && !onceGuarded(c.node) && !setupOnceCall(m, c, ctx.config)) continue;
     const fn = m.functionOf(c.node);
+    if (fn && allocationHelper(fn.name, fn.params, c.node)) continue;
     if (fn) {
       allocators ??= allocatorClasses(ctx, m);
       const owner = ownerClass(fn.node);

@@ -1,5 +1,6 @@
 import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
+import { uniformity, type UniformityModel } from '../../../src/analysis/uniformity.js';
 import { calleePath, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -119,7 +120,7 @@ function callUse(m: CudaModel, call: SyntaxNode, arg: SyntaxNode): Use {
 }
 
 /** Classify one use of pointer parameter `id` in the kernel body. */
-function useOf(m: CudaModel, id: SyntaxNode): Use {
+function useOf(m: CudaModel, id: SyntaxNode, u?: UniformityModel): Use {
   let top = id;
   let p = top.parent;
   while (p && (p.type === 'parenthesized_expression' || (p.type === 'binary_expression' && /^[+-]$/.test(p.childForFieldName('operator')?.text ?? '')))) {
@@ -158,7 +159,22 @@ function useOf(m: CudaModel, id: SyntaxNode): Use {
     if (c?.type === 'argument_list' && c.parent?.type === 'call_expression') return callUse(m, c.parent, q);
     return 'unknown';
   }
-  return top.id === id.id && fixedElement(access) ? 'scalar' : 'read';
+  return top.id === id.id && (fixedElement(access) || (!!u && warpUniformElement(access, u))) ? 'scalar' : 'read';
+}
+
+/**
+ * `const float m = mean[row];` with `row` the same for every lane of a warp (`blockIdx.x * warps + threadIdx.x / 32`):
+ * each warp loads one address into a register, a broadcast served by one transaction, like a by-reference scalar;
+ * the read-only path gains nothing there.
+ */
+function warpUniformElement(access: SyntaxNode, u: UniformityModel): boolean {
+  if (access.type !== 'subscript_expression') return false;
+  // Only a load the code itself keeps in a register (`const float m = mean[row];`): inside an expression a
+  // uniform `w[k]` may be re-read after every store, which is what `__restrict__` lets the compiler skip.
+  if (access.parent?.type !== 'init_declarator' || access.parent.childForFieldName('value')?.id !== access.id) return false;
+  const idx = access.childForFieldName('indices') ?? access.childForFieldName('index') ?? access.namedChildren[1];
+  const inner = idx?.type === 'subscript_argument_list' ? idx.namedChildren.filter((c) => c.type !== 'comment') : idx ? [idx] : [];
+  return inner.length === 1 && u.isWarpUniform(inner[0]);
 }
 
 /** `*p`, `p[3]`, `p->n` on the parameter itself: one fixed element, the same address for every thread. */
@@ -226,6 +242,8 @@ function launchFacts(ctx: CheckContext, m: CudaModel, fn: CudaFunction): LaunchF
 
 function analyse(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
+  let uniModel: UniformityModel | null = null;
+  const uni = () => (uniModel ??= ctx.get(uniformity));
   const kernels = m.functions.filter((f) => f.isKernel && f.body);
   if (!kernels.length) return;
   const pyLines = ctx.source.parent?.text.split('\n');
@@ -241,7 +259,7 @@ function analyse(ctx: CheckContext): void {
     const flagged: PtrParam[] = [];
     for (const p of candidates) {
       const mine = idents.filter((i) => i.text === p.name);
-      const uses = mine.map((i) => useOf(m, i));
+      const uses = mine.map((i) => useOf(m, i, uni()));
       // `p += tid; … *p`: once the parameter itself moves, a fixed-element load walks the array.
       const moved = mine.some((i) => i.parent?.type === 'update_expression' || (i.parent?.type === 'assignment_expression' && i.parent.childForFieldName('left')?.id === i.id));
       const reads = uses.filter((u) => u === 'read' || (moved && u === 'scalar')).length;
