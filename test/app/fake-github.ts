@@ -187,6 +187,8 @@ export class FakeGitHub {
   faults: Fault[] = [];
   /** Requests answered only after a delay (a slow GitHub; a hung one for timeouts). */
   slow: Array<{ method: string; path: RegExp; ms: number; times?: number }> = [];
+  /** Requests answered only once `until` resolves (a GitHub that is slow for as long as a test needs). */
+  holds: Array<{ method: string; path: RegExp; until: Promise<unknown> }> = [];
   requests: LoggedRequest[] = [];
   violations: string[] = [];
   /** Reject GraphQL review-thread queries, as a GHES without them would. */
@@ -295,6 +297,8 @@ export class FakeGitHub {
       if (slow.times !== undefined) slow.times--;
       await new Promise((r) => setTimeout(r, slow.ms));
     }
+    const held = this.holds.find((x) => x.method === method && x.path.test(path));
+    if (held) await held.until;
     const fault = this.faults.find((f) => f.method === method && f.path.test(path) && (f.times ?? 1) > 0 && (!f.when || f.when(body)));
     if (fault) {
       fault.times = (fault.times ?? 1) - 1;
