@@ -8,7 +8,8 @@ import { buildReview } from '../reporters/github-review.js';
 import type { ReportInput } from '../reporters/types.js';
 import { detectLanguage } from '../sources/detect.js';
 import { annotationsFor, completeCheckRun, conclusionFor, startCheckRun, type CheckRef } from './check-run.js';
-import { CONFIG_PATH, loadConfig } from './config.js';
+import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome, type ConfigStore } from './config.js';
+import { readLive, type LiveState } from './live.js';
 import { fetchContents } from './contents.js';
 import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
@@ -60,6 +61,13 @@ export interface ReviewJob {
   readBaseline?: (path: string) => Promise<string | null>;
   /** The operator allows compiler evidence (AppOptions.compile); the repository's config must enable it too. */
   compile?: boolean;
+  /**
+   * The App's config cache. `readConfig` is then the default branch's file (Probot's
+   * `context.config`): it is read only when the file's blob id is new to the cache, and not at all
+   * when neither the repository nor the owner's `.github` repository has one. Without it
+   * (the Action: the checkout's file) `readConfig` runs every time.
+   */
+  configCache?: ConfigStore;
 }
 
 async function defaultBranchFile(octokit: GitHubClient, owner: string, repo: string, path: string): Promise<string | null> {
@@ -123,6 +131,21 @@ async function readAtHead(octokit: GitHubClient, e: PullRequestEvent, path: stri
   }
 }
 
+/** The config of this review: from the cache when its blob was read before, not read at all when there is no file. */
+async function loadJobConfig(job: ReviewJob, live: LiveState | null, ruleIds: readonly string[], log: Logger): Promise<ConfigOutcome> {
+  const blobs = live?.config;
+  if (!job.configCache || !blobs) return loadConfig(job.readConfig, ruleIds);
+  const key = configKey(job.event.owner, job.event.repo, blobs);
+  if (key === null) {
+    log.info('no config file in the repository or its owner\'s .github repository; defaults apply');
+    return loadConfig(async () => null, ruleIds);
+  }
+  let hit = false;
+  const out = await loadConfig(job.readConfig, ruleIds, { store: job.configCache, key, onHit: () => (hit = true) });
+  log.info({ config: key, cached: hit }, hit ? 'config unchanged since it was read; using the cached one' : 'read the config');
+  return out;
+}
+
 export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const { octokit, log, event: e } = job;
   const early = skipBeforeConfig(e);
@@ -135,17 +158,29 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const checks = job.checks ?? CHECKS;
 
   // The job may run well after the webhook: a newer push (its own event is queued behind this
-  // one) or a close makes this review moot, and its anchors would point into an old diff.
+  // one) or a close makes this review moot, and its anchors would point into an old diff. One
+  // read-only query says so and, for the App, which config files exist (the cache's key).
+  let live: LiveState | null = null;
   try {
-    const { data: live } = await octokit.rest.pulls.get({ ...pr });
-    const moot = live.state !== 'open' ? 'pull request was closed before the review ran' : live.head.sha !== e.headSha ? `superseded by a newer push (head is now ${live.head.sha.slice(0, 7)})` : null;
-    if (moot) {
-      log.info({ reason: moot }, 'not reviewing');
-      return { kind: 'skipped', reason: moot };
-    }
+    live = await readLive(octokit, { owner: e.owner, repo: e.repo, number: e.number }, job.configCache !== undefined);
   } catch (err) {
-    // Not fatal by itself: if GitHub is really down, the steps below fail and the check run says so.
-    log.warn({ err, deliveryId: e.deliveryId }, 'could not read the pull request; reviewing the event as delivered');
+    log.warn({ err }, 'could not read the pull request through GraphQL; asking REST');
+  }
+  let moot: string | null = null;
+  if (live) {
+    moot = !live.open ? 'pull request was closed before the review ran' : live.headSha !== e.headSha ? `superseded by a newer push (head is now ${live.headSha.slice(0, 7)})` : null;
+  } else {
+    try {
+      const { data: pull } = await octokit.rest.pulls.get({ ...pr });
+      moot = pull.state !== 'open' ? 'pull request was closed before the review ran' : pull.head.sha !== e.headSha ? `superseded by a newer push (head is now ${pull.head.sha.slice(0, 7)})` : null;
+    } catch (err) {
+      // Not fatal by itself: if GitHub is really down, the steps below fail and the check run says so.
+      log.warn({ err, deliveryId: e.deliveryId }, 'could not read the pull request; reviewing the event as delivered');
+    }
+  }
+  if (moot) {
+    log.info({ reason: moot }, 'not reviewing');
+    return { kind: 'skipped', reason: moot };
   }
 
   let checkId: number | null = null;
@@ -156,7 +191,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   }
 
   try {
-    const loaded = await loadConfig(job.readConfig, checks.map((c) => c.id));
+    const loaded = await loadJobConfig(job, live, checks.map((c) => c.id), log);
     if (!loaded.ok) {
       log.warn({ error: loaded.message }, 'invalid configuration');
       await completeCheckRun(octokit, ref, checkId, {

@@ -6,6 +6,7 @@ import { main } from '../../src/cli.js';
 import { CHECKS } from '../../src/engine/registry.generated.js';
 import { REVIEW_MARKER } from '../../src/reporters/github-review.js';
 import { markerFingerprint } from '../../src/github/threads.js';
+import { isContentWrite } from '../../src/github/octokit.js';
 import { addedPatch as addedPatchOf, BOT, HUMAN, modifiedPatch, type FakeFile } from './fake-github.js';
 import { examplePayload, GET_IN_LOOP, setup, teardown, type Harness } from './harness.js';
 import { cleanFn, legacyCopy, lineOf, loopFn, pythonFile } from './python.js';
@@ -480,7 +481,9 @@ describe('GitHub App: one review per push', () => {
     h.github.headSha = opened().pull_request.head.sha;
     h.github.state = 'closed';
     await h.deliver(opened());
-    expect(h.github.requests.filter((r) => r.method !== 'GET' && !r.path.includes('access_tokens'))).toHaveLength(0);
+    // Reads only (REST GETs, read-only GraphQL queries; the token exchange is no content write either).
+    expect(h.github.requests.filter((r) => isContentWrite({ method: r.method, url: r.path, query: r.body?.query }))).toHaveLength(0);
+    expect(h.github.requests.filter((r) => r.method !== 'GET' && r.operation !== 'graphql' && !r.path.includes('access_tokens'))).toHaveLength(0);
     expect(h.outcomes.map((o) => (o.kind === 'skipped' ? o.reason : o.kind))).toEqual([
       'superseded by a newer push (head is now ddddddd)',
       'pull request was closed before the review ran',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import nock from 'nock';
 import { checkRequest, operationOf } from './openapi.js';
 
@@ -478,6 +479,16 @@ export class FakeGitHub {
       const more = start + 100 < all.length;
       return [200, { data: { repository: { pullRequest: { reviewThreads: { pageInfo: { hasNextPage: more, endCursor: more ? String(start + 100) : null }, nodes } } } } }];
     }
+    if (q.includes('headRefOid')) {
+      // The PR's live state, and the config file's blob on each default branch (the cache's key).
+      const fileAt = (text: string | null) => ({ defaultBranchRef: { target: { file: text === null ? null : { oid: blobId(text) } } } });
+      const repository: Record<string, unknown> = { pullRequest: { state: this.state.toUpperCase(), headRefOid: this.headSha } };
+      if (q.includes('defaultBranchRef')) Object.assign(repository, fileAt(this.config));
+      if (!/\borg:\s*repository/.test(q)) return [200, { data: { repository } }];
+      // Like GitHub: an owner without a `.github` repository is a NOT_FOUND error beside the data.
+      if (this.orgConfig === null) return [200, { data: { repository, org: null }, errors: [{ type: 'NOT_FOUND', path: ['org'], message: `Could not resolve to a Repository with the name '${this.owner}/.github'.` }] }];
+      return [200, { data: { repository, org: fileAt(this.orgConfig) } }];
+    }
     if (q.includes('object(expression')) {
       const repository: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(vars)) {
@@ -503,6 +514,12 @@ export class FakeGitHub {
     this.violations.push(`unhandled GraphQL query: ${q.slice(0, 80)}`);
     return [200, { data: null, errors: [{ message: 'unhandled' }] }];
   }
+}
+
+/** Git's object id of a blob with this text. */
+export function blobId(text: string): string {
+  const body = Buffer.from(text);
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
 }
 
 function safeJson(s: string): any {

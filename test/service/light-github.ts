@@ -115,6 +115,12 @@ export class LightGitHub {
       this.reviews.push({ number: Number(m[1]), sha: body?.commit_id });
       return [200, { id: this.nextId++, state: 'COMMENTED', body: body?.body ?? '', commit_id: body?.commit_id, user: { login: 'gpu-review[bot]', type: 'Bot' } }];
     }
+    if (method === 'POST' && path === '/graphql' && /headRefOid/.test(body?.query ?? '')) {
+      // The live state of the PR; no config file in the repository or its owner's `.github` repository.
+      const n = Number(body.variables?.number);
+      const noFile = { defaultBranchRef: { target: { file: null } } };
+      return [200, { data: { repository: { pullRequest: { state: 'OPEN', headRefOid: this.heads.get(n) ?? null }, ...noFile }, ...(/\borg:/.test(body.query) ? { org: noFile } : {}) } }];
+    }
     if (method === 'POST' && path === '/graphql') return [200, { data: { repository: null } }];
     return [404, { message: `LightGitHub: no route for ${method} ${path}` }];
   }
