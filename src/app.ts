@@ -35,6 +35,8 @@ export interface AppOptions {
    * app. The Redis mode shares one through Redis.
    */
   configCache?: ConfigStore;
+  /** See `ReviewJob.inProgressAfterMs` (default 5 s; 0 opens the in-progress check run at once). */
+  inProgressAfterMs?: number;
   /** Called with each finished job (tests, metrics). */
   onOutcome?: (outcome: Outcome, event: PullRequestEvent) => void;
 }
@@ -92,6 +94,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
           event,
           readConfig: () => context.config(CONFIG_FILE),
           configCache,
+          inProgressAfterMs: options.inProgressAfterMs,
           bot,
           toolVersion: VERSION,
           checks: options.checks,

@@ -7,7 +7,7 @@ import { activeChecks, review } from '../pipeline.js';
 import { buildReview } from '../reporters/github-review.js';
 import type { ReportInput } from '../reporters/types.js';
 import { detectLanguage } from '../sources/detect.js';
-import { annotationsFor, completeCheckRun, conclusionFor, startCheckRun, type CheckRef } from './check-run.js';
+import { annotationsFor, completeCheckRun, conclusionFor, PendingCheckRun, type CheckRef, type Completion } from './check-run.js';
 import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome, type ConfigStore } from './config.js';
 import { readLive, type LiveState } from './live.js';
 import { fetchContents } from './contents.js';
@@ -68,7 +68,16 @@ export interface ReviewJob {
    * (the Action: the checkout's file) `readConfig` runs every time.
    */
   configCache?: ConfigStore;
+  /**
+   * The check run is opened as in progress only when the review has not reached its posting step
+   * after this many ms (default IN_PROGRESS_AFTER_MS); else it is created once, completed. 0: at
+   * the start, as a separate write.
+   */
+  inProgressAfterMs?: number;
 }
+
+/** See `ReviewJob.inProgressAfterMs`: a typical review (1–2 s) needs one check-run write, not two. */
+export const IN_PROGRESS_AFTER_MS = 5000;
 
 async function defaultBranchFile(octokit: GitHubClient, owner: string, repo: string, path: string): Promise<string | null> {
   try {
@@ -183,18 +192,17 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     return { kind: 'skipped', reason: moot };
   }
 
-  let checkId: number | null = null;
-  try {
-    checkId = await startCheckRun(octokit, ref);
-  } catch (err) {
-    log.warn({ err }, 'could not start the check run; will create it at the end');
-  }
+  const run = new PendingCheckRun(octokit, ref, log);
+  const openAfter = job.inProgressAfterMs ?? IN_PROGRESS_AFTER_MS;
+  if (openAfter <= 0) await run.start();
+  else run.startAfter(openAfter);
+  const finish = async (done: Completion) => completeCheckRun(octokit, ref, await run.settle(), done);
 
   try {
     const loaded = await loadJobConfig(job, live, checks.map((c) => c.id), log);
     if (!loaded.ok) {
       log.warn({ error: loaded.message }, 'invalid configuration');
-      await completeCheckRun(octokit, ref, checkId, {
+      await finish({
         conclusion: 'failure',
         title: `Invalid configuration: ${CONFIG_PATH}`,
         summary: [
@@ -217,7 +225,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
         baseline = text === null ? null : parseBaseline(text, config.baseline);
       } catch (err) {
         const message = (err as Error).message;
-        await completeCheckRun(octokit, ref, checkId, { conclusion: 'failure', title: `Invalid baseline: ${config.baseline}`, summary: `gpu-review did not review this pull request: ${message}` });
+        await finish({ conclusion: 'failure', title: `Invalid baseline: ${config.baseline}`, summary: `gpu-review did not review this pull request: ${message}` });
         return { kind: 'config-error', message };
       }
       if (text === null) log.warn({ baseline: config.baseline }, 'the config names a baseline file that does not exist; reviewing without one');
@@ -225,7 +233,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const skip = skipByConfig(e, config);
     if (skip) {
       log.info({ reason: skip }, 'not reviewing');
-      await completeCheckRun(octokit, ref, checkId, { conclusion: 'skipped', title: `Skipped: ${skip}`, summary: `gpu-review skipped this pull request: ${skip}.` });
+      await finish({ conclusion: 'skipped', title: `Skipped: ${skip}`, summary: `gpu-review skipped this pull request: ${skip}.` });
       return { kind: 'skipped', reason: skip };
     }
 
@@ -276,6 +284,8 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const findings = out.result.findings;
 
     // What the bot already said on this PR: its reviews (a leftover pending one, this head's) and its threads.
+    // From here on the review writes anyway: no in-progress run any more (it would be one more write).
+    await run.settle();
     const bot = await job.bot();
     const reviews = await botReviews(octokit, pr, e.headSha, bot);
     await deletePending(octokit, pr, reviews.pending, log);
@@ -332,7 +342,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       ...(baselined > 0 ? [`_${baselined} finding${baselined === 1 ? '' : 's'} listed in the baseline \`${config.baseline}\` ${baselined === 1 ? 'is' : 'are'} not reported._`] : []),
       ...(notReviewed.length > 0 ? [`**strict:** ${notReviewed.map((f) => `\`${f.path}\` (${f.skipped})`).join(', ')} could not be reviewed, which fails the check.`] : []),
     ];
-    await completeCheckRun(octokit, ref, checkId, {
+    await finish({
       conclusion,
       title,
       summary: extra.length ? `${built.body}\n\n${extra.join('\n\n')}` : built.body,
@@ -344,7 +354,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const message = (err as Error).message?.split('\n')[0] ?? String(err);
     log.error({ err, deliveryId: e.deliveryId }, 'review failed');
     try {
-      await completeCheckRun(octokit, ref, checkId, {
+      await finish({
         conclusion: 'failure',
         title: 'gpu-review could not complete the review',
         summary: `The review of ${e.headSha.slice(0, 7)} failed: ${message}\n\nWebhook delivery \`${e.deliveryId}\`. Push again or redeliver the webhook to retry.`,

@@ -135,7 +135,7 @@ export interface RedisReviewsOptions {
   config: ServiceConfig;
   log: Logger;
   metrics: Metrics;
-  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile'>;
+  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile' | 'inProgressAfterMs'>;
   /** Counts a finished review in the metrics (the service's `onOutcome`). */
   onOutcome: NonNullable<AppOptions['onOutcome']>;
   /** Options laid over the clustered throttle groups (tests drop the write spacing). */
@@ -340,6 +340,7 @@ export class RedisReviews {
             event: e,
             readConfig: () => context.config(CONFIG_FILE),
             configCache: this.configs,
+            inProgressAfterMs: app?.inProgressAfterMs,
             bot,
             toolVersion: VERSION,
             checks: app?.checks,
