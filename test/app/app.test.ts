@@ -514,11 +514,24 @@ describe('GitHub App: one review per push', () => {
     expect(post.body.body).toContain('`assets/logo.png` — binary file');
   });
 
-  test('files over the size limit are skipped with the reason, without downloading them', async () => {
+  test('files over the size limit are skipped with the reason (a small PR: sizes and texts in one query)', async () => {
     h = await setup();
     h.github.config = 'limits: { max_file_bytes: 1000 }\n';
     const big = pythonFile(...Array.from({ length: 10 }, (_, i) => loopFn(`f${i}`)));
     h.github.files = [added('pkg/big.py', big), added('pkg/a.py', pythonFile(loopFn('a')))];
+    await h.deliver(opened());
+    const [post] = h.github.calls('pulls/create-review');
+    expect(post.body.body).toMatch(/`pkg\/big\.py` — file too large \(0\.0 MB, limit 0\.0 MB\)/);
+    expect(h.github.calls('graphql').filter((r) => r.body.query.includes('object(expression'))).toHaveLength(1);
+    expect(post.body.comments.map((c: any) => c.path)).toEqual(['pkg/a.py']);
+  });
+
+  test('files over the size limit are skipped with the reason, without downloading them (over 20 files: sizes first)', async () => {
+    h = await setup();
+    h.github.config = 'limits: { max_file_bytes: 1000 }\n';
+    const big = pythonFile(...Array.from({ length: 10 }, (_, i) => loopFn(`f${i}`)));
+    const small = Array.from({ length: 20 }, (_, i) => added(`pkg/s${i}.py`, `X_${i} = ${i}\n`));
+    h.github.files = [added('pkg/big.py', big), added('pkg/a.py', pythonFile(loopFn('a'))), ...small];
     await h.deliver(opened());
     const [post] = h.github.calls('pulls/create-review');
     expect(post.body.body).toMatch(/`pkg\/big\.py` — file too large \(0\.0 MB, limit 0\.0 MB\)/);
