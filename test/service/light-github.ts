@@ -26,6 +26,8 @@ export class LightGitHub {
   overlaps: number[] = [];
   private filesInFlight = new Map<number, number>();
   calls = 0;
+  /** Content writes answered (check runs created or updated, reviews posted). */
+  writes = 0;
   private scope: nock.Scope | null = null;
   private server: Server | null = null;
   private nextId = 1;
@@ -101,6 +103,7 @@ export class LightGitHub {
     }
     if (method === 'GET' && /\/contents\//.test(path)) return [404, { message: 'Not Found' }];
     if (method === 'GET') return [200, []];
+    if ((method === 'POST' || method === 'PATCH') && /\/(check-runs|reviews)(\/\d+)?$/.test(path)) this.writes++;
     if (method === 'POST' && /\/check-runs$/.test(path)) {
       const id = this.nextId++;
       this.checkRuns.set(id, body?.head_sha);
