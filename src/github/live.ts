@@ -54,7 +54,8 @@ export async function readLive(octokit: GitHubClient, pr: { owner: string; repo:
   } catch (e) {
     const partial = (e as { data?: LiveAnswer }).data;
     const errors = (e as { errors?: Array<{ type?: string; path?: Array<string | number> }> }).errors ?? [];
-    const onlyOrgMissing = errors.length > 0 && errors.every((x) => x.type === 'NOT_FOUND' && x.path?.[0] === 'org');
+    // NOT_FOUND (no such repository) or not visible to the installation: either way no config there.
+    const onlyOrgMissing = errors.length > 0 && errors.every((x) => x.path?.[0] === 'org');
     if (!partial?.repository || !onlyOrgMissing) throw e;
     data = { ...partial, org: null };
   }

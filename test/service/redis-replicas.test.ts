@@ -153,7 +153,7 @@ describe.skipIf(!TEST_REDIS && !HAS_REDIS_SERVER)('two service processes sharing
     console.log(
       `redis load (2 processes): ${latencies.length} deliveries (${CLIENT} in flight) in ${sent.toFixed(0)} ms; ack p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms; ` +
         `${[...finished.values()].flat().length} jobs run (A ${perReplica[0]}, B ${perReplica[1]}; ${reviewed} reviewed), ${[...superseded.values()].reduce((x, y) => x + y, 0)} superseded in Redis, in ${total.toFixed(0)} ms = ${((reviewed / total) * 1000).toFixed(1)} reviews/s ` +
-        `(GitHub's 1 s write spacing per installation, shared through Redis, applies); ${gh.calls} GitHub calls; RSS A ${rss[0].toFixed(0)} MiB, B ${rss[1].toFixed(0)} MiB`,
+        `(the write pacer per installation, shared through Redis, applies); ${gh.calls} GitHub calls; RSS A ${rss[0].toFixed(0)} MiB, B ${rss[1].toFixed(0)} MiB`,
     );
 
     // Answer times are printed above, not asserted: a busy CI machine makes any bound flaky.
