@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ApplicationFunction, Context, Probot } from 'probot';
 import type { CheckDef } from './engine/check.js';
-import { CONFIG_FILE } from './github/config.js';
+import { CONFIG_FILE, MemoryConfigStore, type ConfigStore } from './github/config.js';
 import { identityResolver } from './github/identity.js';
 import { DeliveryLog, ReviewQueue } from './github/queue.js';
 import { reviewPullRequest, type Outcome, type PullRequestEvent } from './github/review-pr.js';
@@ -30,6 +30,13 @@ export interface AppOptions {
    * ask for it with `compile: { enabled: true }`. Off by default.
    */
   compile?: boolean;
+  /**
+   * Configs read, by the blob id of the file (see `configKey`); default: an in-process LRU per
+   * app. The Redis mode shares one through Redis.
+   */
+  configCache?: ConfigStore;
+  /** See `ReviewJob.inProgressAfterMs` (default 5 s; 0 opens the in-progress check run at once). */
+  inProgressAfterMs?: number;
   /** Called with each finished job (tests, metrics). */
   onOutcome?: (outcome: Outcome, event: PullRequestEvent) => void;
 }
@@ -64,6 +71,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
   return (app: Probot) => {
     const queue = options.queue ?? new ReviewQueue(4, (err, key) => app.log.error({ err, key }, 'review job crashed'));
     const deliveries = options.deliveries ?? new DeliveryLog();
+    const configCache = options.configCache ?? new MemoryConfigStore();
     const bot = identityResolver(async () => {
       if (options.slug) return options.slug;
       const appOctokit = await app.auth();
@@ -85,6 +93,8 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
           log,
           event,
           readConfig: () => context.config(CONFIG_FILE),
+          configCache,
+          inProgressAfterMs: options.inProgressAfterMs,
           bot,
           toolVersion: VERSION,
           checks: options.checks,

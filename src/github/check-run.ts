@@ -80,6 +80,49 @@ export async function startCheckRun(octokit: GitHubClient, ref: CheckRef): Promi
   return res.data.id;
 }
 
+/**
+ * The check run of one review, opened as in progress only if the review is still reading and
+ * analysing after a while: a quick review creates its check run once, completed (one content
+ * write instead of two, which is what GitHub's 80-writes-a-minute budget per installation runs
+ * out of in a burst). Branch protection waits for a required check either way ("expected").
+ */
+export class PendingCheckRun {
+  private id: number | null = null;
+  private creating: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly octokit: GitHubClient,
+    private readonly ref: CheckRef,
+    private readonly log: { warn(o: unknown, m?: string): void },
+  ) {}
+
+  /** Opens the run in progress now (once); a failure is logged and the run is created at the end. */
+  start(): Promise<void> {
+    this.creating ??= startCheckRun(this.octokit, this.ref).then(
+      (id) => {
+        this.id = id;
+      },
+      (err) => this.log.warn({ err }, 'could not start the check run; will create it at the end'),
+    );
+    return this.creating;
+  }
+
+  /** Opens it in progress after `ms`, unless `settle` came first. */
+  startAfter(ms: number): void {
+    this.timer = setTimeout(() => void this.start(), ms);
+    this.timer.unref?.();
+  }
+
+  /** No more opening from now on: the id of the run if one was created (after a create in flight). */
+  async settle(): Promise<number | null> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.creating) await this.creating;
+    return this.id;
+  }
+}
+
 export interface Completion {
   conclusion: Conclusion;
   title: string;

@@ -6,22 +6,92 @@ export const CONFIG_PATH = `.github/${CONFIG_FILE}`;
 export type ConfigOutcome = { ok: true; config: ResolvedConfig; found: boolean } | { ok: false; message: string };
 
 /**
- * Reads and validates the repository's config. `read` is Probot's `context.config`: the file on
- * the default branch (a PR cannot relax its own rules), else the org's `.github` repository, with
- * `_extends` followed. A bad file is a value here, never a crash: the caller turns it into a
- * failed check run that quotes the problem.
+ * What a read of the config file gave, as the cache keeps it: the parsed file (null: no file), or
+ * the one-line reason it could not be read (invalid YAML, a directory). API faults are never cached.
  */
-export async function loadConfig(read: () => Promise<unknown>, ruleIds: readonly string[]): Promise<ConfigOutcome> {
-  let raw: unknown;
+export type CachedConfig = { raw: unknown } | { message: string };
+
+/** Where read configs are kept between reviews: in-process (`MemoryConfigStore`) or shared (Redis). */
+export interface ConfigStore {
+  get(key: string): Promise<CachedConfig | undefined>;
+  set(key: string, value: CachedConfig): Promise<void>;
+}
+
+/**
+ * How long a cached config is used at most. The key already changes with the file's content, so
+ * this only bounds how long a change to a file it `_extends` (another repository) goes unseen.
+ */
+export const CONFIG_TTL_MS = 10 * 60_000;
+
+/** An in-process LRU of configs, bounded in entries and age. */
+export class MemoryConfigStore implements ConfigStore {
+  private readonly entries = new Map<string, { value: CachedConfig; until: number }>();
+
+  constructor(
+    private readonly capacity = 2000,
+    private readonly ttlMs = CONFIG_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(key: string): Promise<CachedConfig | undefined> {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.entries.delete(key);
+    if (e.until <= this.now()) return undefined;
+    this.entries.set(key, e); // most recently used last
+    return structuredClone(e.value);
+  }
+
+  async set(key: string, value: CachedConfig): Promise<void> {
+    this.entries.delete(key);
+    this.entries.set(key, { value: structuredClone(value), until: this.now() + this.ttlMs });
+    while (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * Git object ids of `.github/gpu-review.yml` on the default branch of the repository and of the
+ * owner's `.github` repository (null: no such file, or no such repository).
+ */
+export interface ConfigBlobs {
+  repo: string | null;
+  org: string | null;
+}
+
+/**
+ * The cache key of a repository's config: the blob the config plugin would read — the
+ * repository's own file, else the `.github` repository's — so a new or changed file is a new key
+ * and is read at once. Null when neither file exists: then there is nothing to read (no 404s).
+ */
+export function configKey(owner: string, repo: string, blobs: ConfigBlobs): string | null {
+  if (blobs.repo) return `${owner}/${repo}@${blobs.repo}`;
+  if (blobs.org && repo !== '.github') return `${owner}/${repo}@-/${owner}/.github@${blobs.org}`;
+  return null;
+}
+
+async function readRaw(read: () => Promise<unknown>): Promise<CachedConfig> {
   try {
-    raw = await read();
+    return { raw: (await read()) ?? null };
   } catch (e) {
     const status = (e as { status?: number }).status;
     if (typeof status === 'number' && status !== 404) throw e; // an API fault, not a bad file
     const cause = (e as { cause?: Error }).cause?.message?.split('\n')[0];
     const msg = (e as Error).message.replace(/^\[@probot\/octokit-plugin-config\]\s*/, '');
-    return { ok: false, message: cause ? `${msg}: ${cause}` : msg };
+    return { message: cause ? `${msg}: ${cause}` : msg };
   }
+}
+
+function resolveRaw(got: CachedConfig, ruleIds: readonly string[]): ConfigOutcome {
+  if ('message' in got) return { ok: false, message: got.message };
+  const raw = got.raw;
   if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
     return { ok: false, message: `invalid config: the file must hold a mapping of keys, not ${Array.isArray(raw) ? 'a list' : typeof raw}` };
   }
@@ -31,4 +101,28 @@ export async function loadConfig(read: () => Promise<unknown>, ruleIds: readonly
     if (e instanceof ConfigError) return { ok: false, message: e.message };
     throw e;
   }
+}
+
+/**
+ * Reads and validates the repository's config. `read` is Probot's `context.config`: the file on
+ * the default branch (a PR cannot relax its own rules), else the org's `.github` repository, with
+ * `_extends` followed. A bad file is a value here, never a crash: the caller turns it into a
+ * failed check run that quotes the problem. With `cache`, a read under the same key is not
+ * repeated (a store that fails is a miss, never a failed review).
+ */
+export async function loadConfig(
+  read: () => Promise<unknown>,
+  ruleIds: readonly string[],
+  cache?: { store: ConfigStore; key: string; onHit?: () => void },
+): Promise<ConfigOutcome> {
+  if (cache) {
+    const hit = await cache.store.get(cache.key).catch(() => undefined);
+    if (hit) {
+      cache.onHit?.();
+      return resolveRaw(hit, ruleIds);
+    }
+  }
+  const got = await readRaw(read);
+  if (cache) await cache.store.set(cache.key, got).catch(() => {});
+  return resolveRaw(got, ruleIds);
 }

@@ -26,6 +26,12 @@ const META_BATCH = 250;
 /** Blobs per text query, and the byte budget of one answer. */
 const TEXT_BATCH = 200;
 const TEXT_BATCH_BYTES = 8_000_000;
+/**
+ * Up to this many paths, sizes and texts come in one query (a typical PR: one request instead of
+ * two). GitHub truncates a large blob's `text` (`isTruncated`), which bounds the answer; a file
+ * over `maxBytes` is then dropped as it would have been by its size.
+ */
+const ONE_QUERY_PATHS = 20;
 
 interface BlobMeta {
   __typename?: string;
@@ -73,15 +79,47 @@ async function restText(octokit: GitHubClient, req: ContentRequest, path: string
 }
 
 /**
- * The post-change text of each path at the head SHA, in as few calls as GitHub allows: one
- * GraphQL query learns the size of up to 250 blobs, one more downloads up to 200 of the ones
- * within the size limit. Anything GraphQL cannot give (truncated text, a failed query) is read
+ * The post-change text of each path at the head SHA, in as few calls as GitHub allows: up to 20
+ * paths, one GraphQL query for sizes and texts; more, one query learns the size of up to 250
+ * blobs, one more downloads up to 200 of the ones within the size limit. Anything GraphQL cannot give (truncated text, a failed query) is read
  * through the REST contents API instead.
  */
 export async function fetchContents(octokit: GitHubClient, req: ContentRequest): Promise<Contents> {
   const out: Contents = { texts: new Map(), skipped: new Map(), errors: [], calls: 0 };
   const wanted: Array<{ path: string; size: number }> = [];
   const viaRest: string[] = [];
+
+  const sized = (path: string, m: BlobMeta | null): boolean => {
+    if (!m || m.__typename !== 'Blob') {
+      // A submodule or a path missing at the head: the diff hunks are all there is.
+      out.errors.push({ path, message: `not a file at ${req.sha.slice(0, 7)}; reviewed the diff hunks only` });
+    } else if (m.isBinary) {
+      out.skipped.set(path, { reason: 'binary file', binary: true });
+    } else if ((m.byteSize ?? 0) > req.maxBytes) {
+      out.skipped.set(path, { reason: `file too large (${((m.byteSize ?? 0) / 1e6).toFixed(1)} MB, limit ${(req.maxBytes / 1e6).toFixed(1)} MB)` });
+    } else {
+      return true;
+    }
+    return false;
+  };
+
+  if (req.paths.length > 0 && req.paths.length <= ONE_QUERY_PATHS) {
+    let blobs: Array<BlobText | null> | null = null;
+    try {
+      out.calls++;
+      blobs = await graphqlBatch<BlobText>(octokit, req, req.paths, 'byteSize isBinary isTruncated text');
+    } catch {
+      viaRest.push(...req.paths);
+    }
+    req.paths.forEach((path, j) => {
+      if (!blobs) return;
+      const b = blobs[j];
+      if (!sized(path, b)) return;
+      if (b && typeof b.text === 'string' && !b.isTruncated) out.texts.set(path, b.text);
+      else viaRest.push(path);
+    });
+    return readViaRest(octokit, req, viaRest, out);
+  }
 
   for (let i = 0; i < req.paths.length; i += META_BATCH) {
     const batch = req.paths.slice(i, i + META_BATCH);
@@ -95,16 +133,7 @@ export async function fetchContents(octokit: GitHubClient, req: ContentRequest):
     }
     batch.forEach((path, j) => {
       const m = metas[j];
-      if (!m || m.__typename !== 'Blob') {
-        // A submodule or a path missing at the head: the diff hunks are all there is.
-        out.errors.push({ path, message: `not a file at ${req.sha.slice(0, 7)}; reviewed the diff hunks only` });
-      } else if (m.isBinary) {
-        out.skipped.set(path, { reason: 'binary file', binary: true });
-      } else if ((m.byteSize ?? 0) > req.maxBytes) {
-        out.skipped.set(path, { reason: `file too large (${((m.byteSize ?? 0) / 1e6).toFixed(1)} MB, limit ${(req.maxBytes / 1e6).toFixed(1)} MB)` });
-      } else {
-        wanted.push({ path, size: m.byteSize ?? 0 });
-      }
+      if (sized(path, m)) wanted.push({ path, size: m?.byteSize ?? 0 });
     });
   }
 
@@ -133,6 +162,11 @@ export async function fetchContents(octokit: GitHubClient, req: ContentRequest):
     });
   }
 
+  return readViaRest(octokit, req, viaRest, out);
+}
+
+/** What GraphQL could not give, one REST read per file. */
+async function readViaRest(octokit: GitHubClient, req: ContentRequest, viaRest: readonly string[], out: Contents): Promise<Contents> {
   for (const path of viaRest) {
     try {
       out.calls++;

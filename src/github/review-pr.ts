@@ -7,8 +7,9 @@ import { activeChecks, review } from '../pipeline.js';
 import { buildReview } from '../reporters/github-review.js';
 import type { ReportInput } from '../reporters/types.js';
 import { detectLanguage } from '../sources/detect.js';
-import { annotationsFor, completeCheckRun, conclusionFor, startCheckRun, type CheckRef } from './check-run.js';
-import { CONFIG_PATH, loadConfig } from './config.js';
+import { annotationsFor, completeCheckRun, conclusionFor, PendingCheckRun, type CheckRef, type Completion } from './check-run.js';
+import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome, type ConfigStore } from './config.js';
+import { readLive, type LiveState } from './live.js';
 import { fetchContents } from './contents.js';
 import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
@@ -60,7 +61,23 @@ export interface ReviewJob {
   readBaseline?: (path: string) => Promise<string | null>;
   /** The operator allows compiler evidence (AppOptions.compile); the repository's config must enable it too. */
   compile?: boolean;
+  /**
+   * The App's config cache. `readConfig` is then the default branch's file (Probot's
+   * `context.config`): it is read only when the file's blob id is new to the cache, and not at all
+   * when neither the repository nor the owner's `.github` repository has one. Without it
+   * (the Action: the checkout's file) `readConfig` runs every time.
+   */
+  configCache?: ConfigStore;
+  /**
+   * The check run is opened as in progress only when the review has not reached its posting step
+   * after this many ms (default IN_PROGRESS_AFTER_MS); else it is created once, completed. 0: at
+   * the start, as a separate write.
+   */
+  inProgressAfterMs?: number;
 }
+
+/** See `ReviewJob.inProgressAfterMs`: a typical review (1–2 s) needs one check-run write, not two. */
+export const IN_PROGRESS_AFTER_MS = 5000;
 
 async function defaultBranchFile(octokit: GitHubClient, owner: string, repo: string, path: string): Promise<string | null> {
   try {
@@ -123,6 +140,21 @@ async function readAtHead(octokit: GitHubClient, e: PullRequestEvent, path: stri
   }
 }
 
+/** The config of this review: from the cache when its blob was read before, not read at all when there is no file. */
+async function loadJobConfig(job: ReviewJob, live: LiveState | null, ruleIds: readonly string[], log: Logger): Promise<ConfigOutcome> {
+  const blobs = live?.config;
+  if (!job.configCache || !blobs) return loadConfig(job.readConfig, ruleIds);
+  const key = configKey(job.event.owner, job.event.repo, blobs);
+  if (key === null) {
+    log.info('no config file in the repository or its owner\'s .github repository; defaults apply');
+    return loadConfig(async () => null, ruleIds);
+  }
+  let hit = false;
+  const out = await loadConfig(job.readConfig, ruleIds, { store: job.configCache, key, onHit: () => (hit = true) });
+  log.info({ config: key, cached: hit }, hit ? 'config unchanged since it was read; using the cached one' : 'read the config');
+  return out;
+}
+
 export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const { octokit, log, event: e } = job;
   const early = skipBeforeConfig(e);
@@ -135,31 +167,42 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
   const checks = job.checks ?? CHECKS;
 
   // The job may run well after the webhook: a newer push (its own event is queued behind this
-  // one) or a close makes this review moot, and its anchors would point into an old diff.
+  // one) or a close makes this review moot, and its anchors would point into an old diff. One
+  // read-only query says so and, for the App, which config files exist (the cache's key).
+  let live: LiveState | null = null;
   try {
-    const { data: live } = await octokit.rest.pulls.get({ ...pr });
-    const moot = live.state !== 'open' ? 'pull request was closed before the review ran' : live.head.sha !== e.headSha ? `superseded by a newer push (head is now ${live.head.sha.slice(0, 7)})` : null;
-    if (moot) {
-      log.info({ reason: moot }, 'not reviewing');
-      return { kind: 'skipped', reason: moot };
+    live = await readLive(octokit, { owner: e.owner, repo: e.repo, number: e.number }, job.configCache !== undefined);
+  } catch (err) {
+    log.warn({ err }, 'could not read the pull request through GraphQL; asking REST');
+  }
+  let moot: string | null = null;
+  if (live) {
+    moot = !live.open ? 'pull request was closed before the review ran' : live.headSha !== e.headSha ? `superseded by a newer push (head is now ${live.headSha.slice(0, 7)})` : null;
+  } else {
+    try {
+      const { data: pull } = await octokit.rest.pulls.get({ ...pr });
+      moot = pull.state !== 'open' ? 'pull request was closed before the review ran' : pull.head.sha !== e.headSha ? `superseded by a newer push (head is now ${pull.head.sha.slice(0, 7)})` : null;
+    } catch (err) {
+      // Not fatal by itself: if GitHub is really down, the steps below fail and the check run says so.
+      log.warn({ err, deliveryId: e.deliveryId }, 'could not read the pull request; reviewing the event as delivered');
     }
-  } catch (err) {
-    // Not fatal by itself: if GitHub is really down, the steps below fail and the check run says so.
-    log.warn({ err, deliveryId: e.deliveryId }, 'could not read the pull request; reviewing the event as delivered');
+  }
+  if (moot) {
+    log.info({ reason: moot }, 'not reviewing');
+    return { kind: 'skipped', reason: moot };
   }
 
-  let checkId: number | null = null;
-  try {
-    checkId = await startCheckRun(octokit, ref);
-  } catch (err) {
-    log.warn({ err }, 'could not start the check run; will create it at the end');
-  }
+  const run = new PendingCheckRun(octokit, ref, log);
+  const openAfter = job.inProgressAfterMs ?? IN_PROGRESS_AFTER_MS;
+  if (openAfter <= 0) await run.start();
+  else run.startAfter(openAfter);
+  const finish = async (done: Completion) => completeCheckRun(octokit, ref, await run.settle(), done);
 
   try {
-    const loaded = await loadConfig(job.readConfig, checks.map((c) => c.id));
+    const loaded = await loadJobConfig(job, live, checks.map((c) => c.id), log);
     if (!loaded.ok) {
       log.warn({ error: loaded.message }, 'invalid configuration');
-      await completeCheckRun(octokit, ref, checkId, {
+      await finish({
         conclusion: 'failure',
         title: `Invalid configuration: ${CONFIG_PATH}`,
         summary: [
@@ -182,7 +225,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
         baseline = text === null ? null : parseBaseline(text, config.baseline);
       } catch (err) {
         const message = (err as Error).message;
-        await completeCheckRun(octokit, ref, checkId, { conclusion: 'failure', title: `Invalid baseline: ${config.baseline}`, summary: `gpu-review did not review this pull request: ${message}` });
+        await finish({ conclusion: 'failure', title: `Invalid baseline: ${config.baseline}`, summary: `gpu-review did not review this pull request: ${message}` });
         return { kind: 'config-error', message };
       }
       if (text === null) log.warn({ baseline: config.baseline }, 'the config names a baseline file that does not exist; reviewing without one');
@@ -190,7 +233,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const skip = skipByConfig(e, config);
     if (skip) {
       log.info({ reason: skip }, 'not reviewing');
-      await completeCheckRun(octokit, ref, checkId, { conclusion: 'skipped', title: `Skipped: ${skip}`, summary: `gpu-review skipped this pull request: ${skip}.` });
+      await finish({ conclusion: 'skipped', title: `Skipped: ${skip}`, summary: `gpu-review skipped this pull request: ${skip}.` });
       return { kind: 'skipped', reason: skip };
     }
 
@@ -248,6 +291,8 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const findings = out.result.findings;
 
     // What the bot already said on this PR: its reviews (a leftover pending one, this head's) and its threads.
+    // From here on the review writes anyway: no in-progress run any more (it would be one more write).
+    await run.settle();
     const bot = await job.bot();
     const reviews = await botReviews(octokit, pr, e.headSha, bot);
     await deletePending(octokit, pr, reviews.pending, log);
@@ -304,7 +349,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
       ...(baselined > 0 ? [`_${baselined} finding${baselined === 1 ? '' : 's'} listed in the baseline \`${config.baseline}\` ${baselined === 1 ? 'is' : 'are'} not reported._`] : []),
       ...(notReviewed.length > 0 ? [`**strict:** ${notReviewed.map((f) => `\`${f.path}\` (${f.skipped})`).join(', ')} could not be reviewed, which fails the check.`] : []),
     ];
-    await completeCheckRun(octokit, ref, checkId, {
+    await finish({
       conclusion,
       title,
       summary: extra.length ? `${built.body}\n\n${extra.join('\n\n')}` : built.body,
@@ -316,7 +361,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     const message = (err as Error).message?.split('\n')[0] ?? String(err);
     log.error({ err, deliveryId: e.deliveryId }, 'review failed');
     try {
-      await completeCheckRun(octokit, ref, checkId, {
+      await finish({
         conclusion: 'failure',
         title: 'gpu-review could not complete the review',
         summary: `The review of ${e.headSha.slice(0, 7)} failed: ${message}\n\nWebhook delivery \`${e.deliveryId}\`. Push again or redeliver the webhook to retry.`,

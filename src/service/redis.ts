@@ -5,7 +5,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { Context, type ApplicationFunction, type Probot } from 'probot';
 import { EVENTS, toEvent, VERSION, type AppOptions } from '../app.js';
-import { CONFIG_FILE } from '../github/config.js';
+import { CONFIG_FILE, CONFIG_TTL_MS, type CachedConfig, type ConfigStore } from '../github/config.js';
 import { writePacing } from '../github/octokit.js';
 import { identityResolver } from '../github/identity.js';
 import { QueueRejected } from '../github/queue.js';
@@ -96,6 +96,36 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Longest a review waits on the config cache before it reads the file itself. */
+const CONFIG_CACHE_TIMEOUT_MS = 1000;
+
+/**
+ * The config cache of every replica, in Redis: one key per config blob (`prefix:config:…`), as
+ * JSON, expiring after CONFIG_TTL_MS. A Redis fault is a miss (the file is read from GitHub).
+ */
+export class RedisConfigStore implements ConfigStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly ttlMs = CONFIG_TTL_MS,
+  ) {}
+
+  private key(k: string): string {
+    return `${this.prefix}:config:${k}`;
+  }
+
+  async get(k: string): Promise<CachedConfig | undefined> {
+    const text = await withTimeout(this.redis.get(this.key(k)), CONFIG_CACHE_TIMEOUT_MS, 'config cache');
+    if (!text) return undefined;
+    const v = JSON.parse(text) as CachedConfig;
+    return v && typeof v === 'object' && ('raw' in v || 'message' in v) ? v : undefined;
+  }
+
+  async set(k: string, value: CachedConfig): Promise<void> {
+    await withTimeout(this.redis.set(this.key(k), JSON.stringify(value), 'PX', this.ttlMs), CONFIG_CACHE_TIMEOUT_MS, 'config cache');
+  }
+}
+
 export const prKey = (e: Pick<PullRequestEvent, 'owner' | 'repo' | 'number'>) => `${e.owner}/${e.repo}#${e.number}`;
 
 /** BullMQ's job id: one job per head (a draft and its ready-for-review state count apart). */
@@ -105,7 +135,7 @@ export interface RedisReviewsOptions {
   config: ServiceConfig;
   log: Logger;
   metrics: Metrics;
-  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile'>;
+  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile' | 'inProgressAfterMs'>;
   /** Counts a finished review in the metrics (the service's `onOutcome`). */
   onOutcome: NonNullable<AppOptions['onOutcome']>;
   /** Options laid over the clustered throttle groups (tests drop the write spacing). */
@@ -122,6 +152,8 @@ export class RedisReviews {
   private readonly bottleneck: Bottleneck.IORedisConnection;
   private readonly id = randomUUID().slice(0, 8);
   private readonly prefix: string;
+  /** Configs read by any replica, keyed by their blob (see `configKey`). */
+  readonly configs: RedisConfigStore;
   private active = 0;
   private closed = false;
   private counts = { waiting: 0, running: 0 };
@@ -134,6 +166,8 @@ export class RedisReviews {
     this.hook = client(url, `${this.prefix}-hook`, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
     // The worker's own commands (PR locks, heads) wait out a Redis restart instead of failing.
     this.work = client(url, `${this.prefix}-work`, { maxRetriesPerRequest: null });
+    // The config cache fails fast like the webhook path: a miss costs one read from GitHub.
+    this.configs = new RedisConfigStore(this.hook, this.prefix);
     for (const [name, c] of [['hook', this.hook], ['work', this.work]] as const) {
       let lastError = '';
       c.on('error', (err: Error) => {
@@ -305,6 +339,8 @@ export class RedisReviews {
             log: jlog,
             event: e,
             readConfig: () => context.config(CONFIG_FILE),
+            configCache: this.configs,
+            inProgressAfterMs: app?.inProgressAfterMs,
             bot,
             toolVersion: VERSION,
             checks: app?.checks,

@@ -19,7 +19,7 @@ export interface ServiceOptions {
   logStream?: NodeJS.WritableStream;
   Octokit?: typeof ProbotOctokit;
   /** Passed through to `createApp` (tests pin checks, shrink retry delays, watch outcomes). */
-  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome'>;
+  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'inProgressAfterMs'>;
   /** Delay between attempts of the start-up `GET /app` while not ready. Default 5 s. */
   authRetryMs?: number;
   /** Redis mode: options laid over the clustered throttle groups (tests drop the write spacing). */

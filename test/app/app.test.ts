@@ -6,6 +6,7 @@ import { main } from '../../src/cli.js';
 import { CHECKS } from '../../src/engine/registry.generated.js';
 import { REVIEW_MARKER } from '../../src/reporters/github-review.js';
 import { markerFingerprint } from '../../src/github/threads.js';
+import { isContentWrite } from '../../src/github/octokit.js';
 import { addedPatch as addedPatchOf, BOT, HUMAN, modifiedPatch, type FakeFile } from './fake-github.js';
 import { examplePayload, GET_IN_LOOP, setup, teardown, type Harness } from './harness.js';
 import { cleanFn, legacyCopy, lineOf, loopFn, pythonFile } from './python.js';
@@ -480,7 +481,9 @@ describe('GitHub App: one review per push', () => {
     h.github.headSha = opened().pull_request.head.sha;
     h.github.state = 'closed';
     await h.deliver(opened());
-    expect(h.github.requests.filter((r) => r.method !== 'GET' && !r.path.includes('access_tokens'))).toHaveLength(0);
+    // Reads only (REST GETs, read-only GraphQL queries; the token exchange is no content write either).
+    expect(h.github.requests.filter((r) => isContentWrite({ method: r.method, url: r.path, query: r.body?.query }))).toHaveLength(0);
+    expect(h.github.requests.filter((r) => r.method !== 'GET' && r.operation !== 'graphql' && !r.path.includes('access_tokens'))).toHaveLength(0);
     expect(h.outcomes.map((o) => (o.kind === 'skipped' ? o.reason : o.kind))).toEqual([
       'superseded by a newer push (head is now ddddddd)',
       'pull request was closed before the review ran',
@@ -511,11 +514,24 @@ describe('GitHub App: one review per push', () => {
     expect(post.body.body).toContain('`assets/logo.png` — binary file');
   });
 
-  test('files over the size limit are skipped with the reason, without downloading them', async () => {
+  test('files over the size limit are skipped with the reason (a small PR: sizes and texts in one query)', async () => {
     h = await setup();
     h.github.config = 'limits: { max_file_bytes: 1000 }\n';
     const big = pythonFile(...Array.from({ length: 10 }, (_, i) => loopFn(`f${i}`)));
     h.github.files = [added('pkg/big.py', big), added('pkg/a.py', pythonFile(loopFn('a')))];
+    await h.deliver(opened());
+    const [post] = h.github.calls('pulls/create-review');
+    expect(post.body.body).toMatch(/`pkg\/big\.py` — file too large \(0\.0 MB, limit 0\.0 MB\)/);
+    expect(h.github.calls('graphql').filter((r) => r.body.query.includes('object(expression'))).toHaveLength(1);
+    expect(post.body.comments.map((c: any) => c.path)).toEqual(['pkg/a.py']);
+  });
+
+  test('files over the size limit are skipped with the reason, without downloading them (over 20 files: sizes first)', async () => {
+    h = await setup();
+    h.github.config = 'limits: { max_file_bytes: 1000 }\n';
+    const big = pythonFile(...Array.from({ length: 10 }, (_, i) => loopFn(`f${i}`)));
+    const small = Array.from({ length: 20 }, (_, i) => added(`pkg/s${i}.py`, `X_${i} = ${i}\n`));
+    h.github.files = [added('pkg/big.py', big), added('pkg/a.py', pythonFile(loopFn('a'))), ...small];
     await h.deliver(opened());
     const [post] = h.github.calls('pulls/create-review');
     expect(post.body.body).toMatch(/`pkg\/big\.py` — file too large \(0\.0 MB, limit 0\.0 MB\)/);

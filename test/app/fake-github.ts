@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import nock from 'nock';
 import { checkRequest, operationOf } from './openapi.js';
 
@@ -187,6 +188,8 @@ export class FakeGitHub {
   faults: Fault[] = [];
   /** Requests answered only after a delay (a slow GitHub; a hung one for timeouts). */
   slow: Array<{ method: string; path: RegExp; ms: number; times?: number }> = [];
+  /** Requests answered only once `until` resolves (a GitHub that is slow for as long as a test needs). */
+  holds: Array<{ method: string; path: RegExp; until: Promise<unknown> }> = [];
   requests: LoggedRequest[] = [];
   violations: string[] = [];
   /** Reject GraphQL review-thread queries, as a GHES without them would. */
@@ -295,6 +298,8 @@ export class FakeGitHub {
       if (slow.times !== undefined) slow.times--;
       await new Promise((r) => setTimeout(r, slow.ms));
     }
+    const held = this.holds.find((x) => x.method === method && x.path.test(path));
+    if (held) await held.until;
     const fault = this.faults.find((f) => f.method === method && f.path.test(path) && (f.times ?? 1) > 0 && (!f.when || f.when(body)));
     if (fault) {
       fault.times = (fault.times ?? 1) - 1;
@@ -474,6 +479,16 @@ export class FakeGitHub {
       const more = start + 100 < all.length;
       return [200, { data: { repository: { pullRequest: { reviewThreads: { pageInfo: { hasNextPage: more, endCursor: more ? String(start + 100) : null }, nodes } } } } }];
     }
+    if (q.includes('headRefOid')) {
+      // The PR's live state, and the config file's blob on each default branch (the cache's key).
+      const fileAt = (text: string | null) => ({ defaultBranchRef: { target: { file: text === null ? null : { oid: blobId(text) } } } });
+      const repository: Record<string, unknown> = { pullRequest: { state: this.state.toUpperCase(), headRefOid: this.headSha } };
+      if (q.includes('defaultBranchRef')) Object.assign(repository, fileAt(this.config));
+      if (!/\borg:\s*repository/.test(q)) return [200, { data: { repository } }];
+      // Like GitHub: an owner without a `.github` repository is a NOT_FOUND error beside the data.
+      if (this.orgConfig === null) return [200, { data: { repository, org: null }, errors: [{ type: 'NOT_FOUND', path: ['org'], message: `Could not resolve to a Repository with the name '${this.owner}/.github'.` }] }];
+      return [200, { data: { repository, org: fileAt(this.orgConfig) } }];
+    }
     if (q.includes('object(expression')) {
       const repository: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(vars)) {
@@ -499,6 +514,12 @@ export class FakeGitHub {
     this.violations.push(`unhandled GraphQL query: ${q.slice(0, 80)}`);
     return [200, { data: null, errors: [{ message: 'unhandled' }] }];
   }
+}
+
+/** Git's object id of a blob with this text. */
+export function blobId(text: string): string {
+  const body = Buffer.from(text);
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
 }
 
 function safeJson(s: string): any {

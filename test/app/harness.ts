@@ -87,7 +87,9 @@ export async function setup(opts: { checks?: readonly CheckDef[]; app?: AppOptio
   const github = new FakeGitHub().start();
   const queue = new ReviewQueue(2);
   const probot = makeProbot(logs, opts.octokit);
-  const appFn = createApp({ queue, deliveries: new DeliveryLog(), checks: opts.checks ?? GET_IN_LOOP, retryDelayMs: 5, onOutcome: (o) => outcomes.push(o), ...opts.app });
+  // inProgressAfterMs 0: the check run opens in progress at once, so the scenarios see both of its
+  // writes whatever the machine's speed (test/app/requests.test.ts covers the default).
+  const appFn = createApp({ queue, deliveries: new DeliveryLog(), checks: opts.checks ?? GET_IN_LOOP, retryDelayMs: 5, inProgressAfterMs: 0, onOutcome: (o) => outcomes.push(o), ...opts.app });
   await probot.load(appFn);
   return {
     probot,

@@ -32,8 +32,10 @@ async function post(url: string, body: string, headers: Record<string, string>):
 test('webhooks over HTTP on loopback: signed delivery answered at once and reviewed off the request path; bad signature rejected; redelivery reviewed once', async () => {
   h = await setup();
   h.github.files = [{ filename: 'pkg/a.py', status: 'added', content: pythonFile(loopFn('a')) }];
-  // A slow GitHub: listing the files alone takes longer than the webhook answer may.
-  h.github.slow.push({ method: 'GET', path: /\/files$/, ms: 400 });
+  // A slow GitHub: listing the files is held until the webhook has been answered, so the review
+  // demonstrably runs off the request path (no duration is asserted: a busy machine makes that flaky).
+  let release!: () => void;
+  h.github.holds.push({ method: 'GET', path: /\/files$/, until: new Promise<void>((r) => (release = r)) });
   const middleware = await createNodeMiddleware(h.appFn, { probot: h.probot });
   server = createServer((req, res) => {
     void middleware(req, res, () => {
@@ -49,7 +51,7 @@ test('webhooks over HTTP on loopback: signed delivery answered at once and revie
 
   const first = await post(url, body, headers);
   expect(first.status).toBe(200);
-  expect(first.ms).toBeLessThan(400);
+  console.log(`[timing] webhook answered in ${first.ms} ms while its review waited on GitHub`);
   expect(h.queue.size).toBe(1); // the review is still running after GitHub got its answer
 
   const forged = await post(url, body, { ...headers, 'x-github-delivery': randomUUID(), 'x-hub-signature-256': sign(body, 'not-the-secret') });
@@ -58,6 +60,7 @@ test('webhooks over HTTP on loopback: signed delivery answered at once and revie
   const again = await post(url, body, headers); // GitHub's redelivery keeps the delivery id
   expect(again.status).toBe(200);
 
+  release();
   await h.queue.idle();
   expect(h.github.calls('pulls/create-review')).toHaveLength(1);
   expect(h.github.checkRuns).toHaveLength(1);

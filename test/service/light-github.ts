@@ -1,6 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import nock from 'nock';
+
+/** Git's object id of a blob with this text (kept here: fake-github.ts loads GitHub's whole API description). */
+function blobId(text: string): string {
+  const body = Buffer.from(text);
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
+}
 
 /**
  * Just enough of GitHub for many pull requests at once (the load and queue tests): each PR's live
@@ -26,6 +33,12 @@ export class LightGitHub {
   overlaps: number[] = [];
   private filesInFlight = new Map<number, number>();
   calls = 0;
+  /** `.github/gpu-review.yml` on the default branch (null: none, the default). */
+  configText: string | null = null;
+  /** Reads of that file. */
+  configReads = 0;
+  /** Content writes answered (check runs created or updated, reviews posted). */
+  writes = 0;
   private scope: nock.Scope | null = null;
   private server: Server | null = null;
   private nextId = 1;
@@ -99,8 +112,13 @@ export class LightGitHub {
       }
       return [200, []];
     }
+    if (method === 'GET' && this.configText !== null && /^\/repos\/[^/]+\/[^/.][^/]*\/contents\/\.github(%2F|\/)gpu-review\.yml$/.test(path)) {
+      this.configReads++;
+      return [200, this.configText];
+    }
     if (method === 'GET' && /\/contents\//.test(path)) return [404, { message: 'Not Found' }];
     if (method === 'GET') return [200, []];
+    if ((method === 'POST' || method === 'PATCH') && /\/(check-runs|reviews)(\/\d+)?$/.test(path)) this.writes++;
     if (method === 'POST' && /\/check-runs$/.test(path)) {
       const id = this.nextId++;
       this.checkRuns.set(id, body?.head_sha);
@@ -114,6 +132,13 @@ export class LightGitHub {
     if (method === 'POST' && (m = /\/pulls\/(\d+)\/reviews$/.exec(path))) {
       this.reviews.push({ number: Number(m[1]), sha: body?.commit_id });
       return [200, { id: this.nextId++, state: 'COMMENTED', body: body?.body ?? '', commit_id: body?.commit_id, user: { login: 'gpu-review[bot]', type: 'Bot' } }];
+    }
+    if (method === 'POST' && path === '/graphql' && /headRefOid/.test(body?.query ?? '')) {
+      // The live state of the PR; no config file in the repository or its owner's `.github` repository.
+      const n = Number(body.variables?.number);
+      const noFile = { defaultBranchRef: { target: { file: null } } };
+      const repoFile = this.configText === null ? noFile : { defaultBranchRef: { target: { file: { oid: blobId(this.configText) } } } };
+      return [200, { data: { repository: { pullRequest: { state: 'OPEN', headRefOid: this.heads.get(n) ?? null }, ...repoFile }, ...(/\borg:/.test(body.query) ? { org: noFile } : {}) } }];
     }
     if (method === 'POST' && path === '/graphql') return [200, { data: { repository: null } }];
     return [404, { message: `LightGitHub: no route for ${method} ${path}` }];
