@@ -91,8 +91,34 @@ export interface CudaModel {
    * `ncclAllReduce(..., comm, stream)`), or a kernel by name (`launch_device(ctx, my_kernel, n, ...)`),
    * with the stream text when one is passed (null when the kernel goes to an unnamed current stream).
    */
-  helperOps: Array<{ node: SyntaxNode; stream: string | null; viaKernel: boolean }>;
+  helperOps: Array<{ node: SyntaxNode; stream: string | null; viaKernel: boolean; omitted?: boolean }>;
 }
+
+/**
+ * `[=] __device__ (size_t i) { ... }`: an extended lambda is a kernel body handed to a launcher. The
+ * source mask blanks `__device__` after a capture list (length kept, src/sources/cuda-mask.ts), so the
+ * qualifier shows as a run of at least 10 blanks between the capture list and the parameters or body.
+ */
+const isDeviceLambda = (a: SyntaxNode): boolean => {
+  if (a.type !== 'lambda_expression') return false;
+  const cap = a.namedChildren.find((x) => x.type === 'lambda_capture_specifier');
+  const next = cap?.nextSibling;
+  if (!cap || !next) return false;
+  const gap = a.text.slice(cap.endIndex - a.startIndex, next.startIndex - a.startIndex);
+  return /__device__/.test(gap) || /^[ \t]{10,}$/.test(gap);
+};
+/** An argument that can carry the caller's stream (a context, handle, resources, executor or policy object). */
+/**
+ * A call run for its effect, `LaunchN(n, f);` or `check(LaunchN(n, f));`: a launcher. A call whose value is
+ * kept (`auto it = MakeTransformIterator(first, [=] __device__ ...)`) builds a functor object instead.
+ */
+const valueDiscarded = (c: SyntaxNode): boolean => {
+  const p = c.parent;
+  if (p?.type === 'expression_statement') return true;
+  const outer = p?.type === 'argument_list' && p.namedChildren.length === 1 ? p.parent : null;
+  return outer?.type === 'call_expression' && outer.parent?.type === 'expression_statement';
+};
+const STREAM_CARRIER = /(^|[^A-Za-z])(ctx|context|handle|res|resources|exec|executor|policy|queue|stream)s?([^A-Za-z]|$)/i;
 
 const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
 const LAUNCH_APIS: Record<string, Launch['kind']> = {
@@ -346,7 +372,19 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       continue;
     }
     const path = calleePath(fnNode);
-    if (!path) continue;
+    if (!path) {
+      // A launch-configuration object called with the kernel, `Launcher{grid, block, smem, stream}(kernel, args...)`:
+      // the stream is the fourth element; fewer elements leave it at its default, the legacy stream.
+      const init = fnNode?.type === 'compound_literal_expression' ? fnNode.namedChildren.find((x) => x.type === 'initializer_list') : undefined;
+      const cfg = init?.namedChildren.filter((x) => x.type !== 'comment') ?? [];
+      const k = args[0];
+      const host = init ? functionOf(c) : undefined;
+      if (host?.isHost && cfg.length >= 2 && cfg.length <= 4 && k && ((k.type === 'identifier' || k.type === 'template_function') && kernelNames.has(lastName(calleePath(k)) ?? k.text) || isDeviceLambda(k))) {
+        helperOps.push({ node: c, stream: cfg[3]?.text ?? null, viaKernel: true, omitted: cfg.length < 4 });
+        gpuOpIds.add(c.id);
+      }
+      continue;
+    }
     const name = lastName(path) ?? path;
     calls.push({ node: c, path, name, args });
     const lk = LAUNCH_APIS[name];
@@ -376,10 +414,39 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       const host = functionOf(c);
       if (!host || !host.isHost) continue;
       const s = args.find((a) => isStreamExpr(a, host));
-      const viaKernel = args.some((a) => (a.type === 'identifier' || a.type === 'template_function') && kernelNames.has(lastName(calleePath(a)) ?? a.text));
+      const viaKernel = args.some((a) => ((a.type === 'identifier' || a.type === 'template_function') && kernelNames.has(lastName(calleePath(a)) ?? a.text)) || (isDeviceLambda(a) && valueDiscarded(c)));
       if (s || viaKernel) {
-        helperOps.push({ node: c, stream: s ? s.text : null, viaKernel });
+        // A launcher handed a kernel (or a `__device__` lambda) and nothing that can carry a stream
+        // queues it on its default, the legacy stream (`LaunchN(n, [=] __device__ (size_t i) {...})`).
+        const omitted = !s && args.some(isDeviceLambda) && !args.some((a) => !isDeviceLambda(a) && STREAM_CARRIER.test(a.text));
+        helperOps.push({ node: c, stream: s ? s.text : null, viaKernel, omitted });
         gpuOpIds.add(c.id);
+      }
+    }
+  }
+
+  // A helper this file calls with a stream elsewhere (`Upload(dst, src, n, stream)`), called here with
+  // fewer arguments and none of them a stream, runs on its default stream argument: the legacy stream.
+  {
+    const streamedArity = new Map<string, number>();
+    for (const h of helperOps) {
+      if (h.stream === null) continue;
+      const p = calleePath(h.node.childForFieldName('function'));
+      const n = h.node.childForFieldName('arguments')?.namedChildren.filter((a) => a.type !== 'comment').length ?? 0;
+      if (p) streamedArity.set(p, Math.max(streamedArity.get(p) ?? 0, n));
+    }
+    const known = new Map(helperOps.map((h) => [h.node.id, h]));
+    for (const c of streamedArity.size ? calls : []) {
+      const arity = streamedArity.get(c.path);
+      // CUB's device algorithms are read in streams.ts; a temp-storage size query queues no work.
+      if (arity === undefined || c.args.length >= arity || c.path.replace(/^::/, '').startsWith('cub::') || CUB_SIZE_QUERY.test(c.args[0]?.text.trim() ?? '')) continue;
+      const host = functionOf(c.node);
+      if (!host || !host.isHost || c.args.some((a) => isStreamExpr(a, host) || STREAM_CARRIER.test(a.text))) continue;
+      const h = known.get(c.node.id);
+      if (h) h.omitted = true;
+      else {
+        helperOps.push({ node: c.node, stream: null, viaKernel: false, omitted: true });
+        gpuOpIds.add(c.node.id);
       }
     }
   }

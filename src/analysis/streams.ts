@@ -257,7 +257,9 @@ export const streamFacts: Analysis<StreamFacts> = {
         facts.uses.push({ node: c.node, stream: s ? streamText(s) : null, kind: 'other' });
       }
     }
-    for (const h of m.helperOps) if (h.stream !== null) facts.uses.push({ node: h.node, stream: streamText({ text: h.stream } as SyntaxNode), kind: 'other' });
+    // A helper left at its default stream (no stream passed where the file passes one elsewhere, a launcher
+    // handed only a `__device__` lambda, a launch-configuration object without its stream) is legacy-stream work.
+    for (const h of m.helperOps) if (h.stream !== null || h.omitted) facts.uses.push({ node: h.node, stream: h.stream === null ? null : streamText({ text: h.stream } as SyntaxNode), kind: 'other' });
     facts.uses.sort((a, b) => a.node.startIndex - b.node.startIndex);
     facts.syncs.sort((a, b) => a.node.startIndex - b.node.startIndex);
     return facts;

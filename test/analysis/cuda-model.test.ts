@@ -79,3 +79,35 @@ describe('CUDA model', () => {
     expect(m.inKernel(malloc.node)).toBe(false);
   });
 });
+
+describe('CUDA model: launch helpers left at their default stream', () => {
+  const m = model(`
+__global__ void k(float* x, int n);
+struct Cfg { unsigned g, b; size_t smem; cudaStream_t s; template <class K, class... A> void operator()(K, A...); };
+template <class F> void for_n(size_t n, F f);
+template <class F> void for_n(size_t n, cudaStream_t s, F f);
+template <class F> auto map_it(int* p, F f);
+void put(float* d, const float* h, size_t n, cudaStream_t s = nullptr);
+void run(float* x, int* p, const float* h, size_t n, cudaStream_t s, Handle const& handle) {
+  for_n(n, s, [=] __device__(size_t i) { x[i] = 0; });
+  for_n(n, [=] __device__(size_t i) { x[i] = 1; });
+  auto it = map_it(p, [=] __device__(int v) { return v + 1; });
+  for_n(handle, n, [=] __device__(size_t i) { x[i] = 2; });
+  Cfg{1, 32, 0}(k, x, 4);
+  Cfg{1, 32, 0, s}(k, x, 4);
+  put(x, h, n, s);
+  put(x, h, n);
+}`);
+  const at = (line: number) => m.helperOps.filter((h) => h.node.startPosition.row + 1 === line).map((h) => [h.stream, !!h.omitted]);
+  it('reads a launch-configuration object, a device lambda, and a helper called elsewhere with a stream', () => {
+    expect(at(9)).toEqual([['s', false]]);
+    expect(at(10)).toEqual([[null, true]]);
+    // A functor built from a device lambda launches nothing; a handle argument carries the stream.
+    expect(at(11)).toEqual([]);
+    expect(at(12)).toEqual([[null, false]]);
+    expect(at(13)).toEqual([[null, true]]);
+    expect(at(14)).toEqual([['s', false]]);
+    expect(at(15)).toEqual([['s', false]]);
+    expect(at(16)).toEqual([[null, true]]);
+  });
+});

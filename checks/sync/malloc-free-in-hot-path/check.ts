@@ -70,13 +70,33 @@ function asyncFixes(ctx: CheckContext, m: CudaModel, hits: ApiCall[]): Map<numbe
   return fixes;
 }
 
+/**
+ * `cudaFree(tmp)` at the end of a function that takes (or fetches) a stream, after it queued work there:
+ * the free waits for the whole device to drain, so the caller, which goes on queuing on that stream,
+ * loses its pipeline even though no GPU work follows in this function. Not after a host sync of that
+ * work (nothing is left in flight), nor in setup and teardown.
+ */
+function freeDrainsStream(m: CudaModel, facts: ReturnType<typeof streamFacts.compute>, ctx: CheckContext, c: ApiCall): boolean {
+  if (!/Free/.test(c.name) || m.debugGated(c.node) || onceGuarded(c.node)) return false;
+  const fn = m.functionOf(c.node);
+  if (!fn || !fn.isHost || ctx.config.setupFunctions.test(fn.name) || !fn.node.childForFieldName('type')) return false;
+  const contract = m.streamContract(fn);
+  if (contract !== 'param' && contract !== 'local') return false;
+  const inFn = (n: SyntaxNode) => m.functionOf(n)?.node.id === fn.node.id && n.endIndex <= c.node.startIndex;
+  const before = [...m.launches.map((l) => l.node), ...m.calls.filter((x) => m.isGpuOp(x.node)).map((x) => x.node)].filter(inFn);
+  if (!before.length) return false;
+  const last = Math.max(...before.map((n) => n.endIndex));
+  return ![...facts.syncs, ...facts.polls].some((y) => inFn(y.node) && y.node.startIndex >= last);
+}
+
 function checkCuda(ctx: CheckContext): void {
   const m = ctx.get(cudaModel);
   const vocab = ctx.config.vocab;
   const hot = (n: SyntaxNode) => m.hotPath(n) && !m.debugGated(n) && !onceGuarded(n);
   // Setup/teardown loops and allocations hoisted out of a driver loop run once per buffer: they are
   // cold raw allocations, memory/raw-cuda-malloc's finding.
-  const hits = m.callsMatching(vocab.alloc_calls).filter((c) => hot(c.node) && !setupOnceCall(m, c, ctx.config));
+  const facts = ctx.get(streamFacts);
+  const hits = m.callsMatching(vocab.alloc_calls).filter((c) => (hot(c.node) || freeDrainsStream(m, facts, ctx, c)) && !setupOnceCall(m, c, ctx.config));
   const fixes = asyncFixes(ctx, m, hits);
   for (const c of hits) {
     ctx.report({ node: c.node, messageId: 'raw', data: { call: oneLine(c.node.text) }, fix: fixes.get(c.node.id) ?? { description: JUDGMENT } });

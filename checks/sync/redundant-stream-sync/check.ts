@@ -1,7 +1,7 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { cppFlowsTo, cppStatement } from '../../../src/analysis/flow.js';
-import { streamFacts, streamLabel, streamText, type SyncPoint } from '../../../src/analysis/streams.js';
+import { isNullStream, streamFacts, streamKey, streamLabel, streamText, type StreamFacts, type SyncPoint } from '../../../src/analysis/streams.js';
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -291,6 +291,19 @@ function cuda(ctx: CheckContext): void {
     const prior = mine.filter((o) => o.node.endIndex <= s.node.startIndex);
     const a = findLast(prior, (o) => cppFlowsTo(o.node, s.node));
     const b = mine.find((o) => o.node.startIndex >= s.node.endIndex && cppFlowsTo(s.node, o.node));
+    if (b && s.scope === 'stream' && crossStreamOrder(cm, facts, f.node, s, b, ops)) {
+      let ff = touchCache.get(f.node.id);
+      if (!ff) touchCache.set(f.node.id, (ff = fnFacts(cm, f.node)));
+      // As for one stream: the host touches nothing between the sync and `b`, and (crossStreamOrder) reads
+      // nothing back from the synced stream: it waits only so that `b` starts after that stream's work.
+      // Memory both sides can read (managed, pinned) that the host touches later may hold the synced stream's results.
+      const shared = new Set(ff.calls.filter((c) => /^(cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cuMemAllocManaged|cuMemAllocHost|cuMemHostAlloc)$/.test(c.name)).map((c) => /[A-Za-z_]\w*/.exec(c.args[0]?.text.replace(/^\s*\([^()]*\)\s*/, '') ?? '')?.[0]));
+      const hostReadLater = f.node.descendantsOfType('identifier').some((i) => i.startIndex >= s.node.endIndex && shared.has(i.text));
+      if (!hostReadLater && !cppHostTouches(cm, ff, s.node, s.node, b.node, vocab.timing_calls)) {
+        ctx.report({ node: s.node, messageId: 'crossStream', data: { code: quote(s.node), from: streamLabel(s.target), to: streamLabel(b.stream) }, fix: { description: CROSS_STREAM_FIX } });
+      }
+      continue;
+    }
     if (!a || !b || a.stream !== b.stream) continue;
     if (s.scope === 'device' ? prior.some((o) => o.stream !== b.stream && cppFlowsTo(o.node, s.node)) : s.target !== b.stream) continue;
     let ff = touchCache.get(f.node.id);
@@ -303,6 +316,29 @@ function cuda(ctx: CheckContext): void {
       fix: deletion(ctx, stmt, s.node, false),
     });
   }
+}
+
+const CROSS_STREAM_FIX = 'Order the streams on the device: `cudaEventRecord(ev, producer)` after its work and `cudaStreamWaitEvent(consumer, ev, 0)` before the dependent work; the host keeps queuing while both streams run.';
+
+/**
+ * `cudaStreamSynchronize(a)` whose next stream-ordered operation runs on another named stream `b`,
+ * in a function that reads nothing back from `a` (no async device-to-host copy on it): the host
+ * blocks only to start `b`'s work after `a`'s, which an event wait does on the device.
+ */
+function crossStreamOrder(cm: CudaModel, facts: StreamFacts, fn: SyntaxNode, s: SyncPoint, b: Op, ops: Op[]): boolean {
+  const from = streamKey(s.target);
+  const to = streamKey(b.stream);
+  if (!from || !to || from === to || isNullStream(s.target) || to === 'cudaStreamPerThread') return false;
+  if (facts.asyncD2H.some((d) => contains(fn, d.node) && streamKey(d.stream) === from)) return false;
+  // Work on the synced stream itself: some op of the function runs on it, it is handed in, or it is a
+  // member of an object (`cfg.comm_stream`) that the function hands to a helper before the sync.
+  if (ops.some((o) => contains(fn, o.node) && streamKey(o.stream) === from)) return true;
+  if (cm.functionOf(fn.childForFieldName('body') ?? fn)?.params.some((p) => p.text.includes(from))) return true;
+  const owner = /^(.+?)(\.|->)\w+$/.exec(from)?.[1];
+  // Before the sync, or anywhere in a loop around it (the previous iteration's call).
+  const loop = cm.loopOf(s.node);
+  const before = (c: SyntaxNode) => c.endIndex <= s.node.startIndex || (!!loop && contains(loop, c));
+  return !!owner && cm.calls.some((c) => contains(fn, c.node) && before(c.node) && c.args.some((a) => a.text.replace(/\s+/g, '').replace(/^&/, '') === owner));
 }
 
 /** `cub::DeviceScan::ExclusiveSum(..., stream)` / `thrust::sort(thrust::cuda::par.on(s), ...)`: the stream argument, if any. */
@@ -386,6 +422,8 @@ export default defineCheck({
   messages: {
     redundant:
       'Synchronization `{{code}}` between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
+    crossStream:
+      'Host synchronization `{{code}}` waits for {{from}} only to order the next work, on {{to}}: the host stalls and stops queuing; an event recorded on the first stream and waited for by the second orders them on the device.',
     helper:
       '`{{code}}` synchronizes (it calls `{{inner}}`) between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
   },
