@@ -15,8 +15,12 @@ const CHUNK_NAME = /chunk|batch|tile|block_rows|CHUNK|BATCH/;
 const MAX_STAGES = 8;
 /** Device-array operations of the Python model that each run as (at least) one kernel launch. */
 const ARRAY_OP_KINDS = new Set(['cupy', 'operator', 'method']);
-/** Creators that launch a fill kernel (unlike `empty`, which only allocates). */
-const FILL_CREATOR = /^(zeros|ones|full|arange|linspace|eye|identity|zeros_like|ones_like|full_like|tensor)$/;
+/** Loops over the axes of an array run `ndim` times (2–3), not once per item. */
+const OVER_AXES = /ndims?\b|n_dims?\b|\.shape\b|\baxes\b|\baxis\b|\bdims?\b|dimensions?\b/i;
+/** Host builtins whose result is a host scalar (`n = len(part)`). */
+const HOST_SCALAR_CALL = /^(len|int|float|min|max|abs|round)$/;
+/** Index components that build a slice object (`d[tuple(sl)]`): a region, not an item. */
+const SLICE_OBJECT = /^(tuple|slice)\s*\(/;
 /** The body makes another GPU current: one share per device is multi-GPU dispatch, not per-item work. */
 const DEVICE_SWITCH = /\b(cuda\.Device|cuda\.device|set_device|CUDAGuard|device_guard)\s*\(|\.use\(\s*\)/;
 /** CuPy's `apply_along_axis` is a host loop: it calls the function once per 1-D slice, each call its own launches. */
@@ -31,10 +35,6 @@ function statementOf(n: SyntaxNode): SyntaxNode | null {
     if (p.type === 'expression_statement' || p.type === 'block') return null;
   }
   return null;
-}
-
-function lastPart(p: string | null): string {
-  return p?.split('.').pop() ?? '';
 }
 
 function ids(n: SyntaxNode): string[] {
@@ -146,7 +146,7 @@ export default defineCheck({
         right = unparen(clause?.childForFieldName('right'));
       }
       if (!left || !right || !body) return null;
-      if (BINS.test(right.text) || CONVERGE.test(right.text)) return null;
+      if (BINS.test(right.text) || CONVERGE.test(right.text) || OVER_AXES.test(right.text)) return null;
       let count: number | null = null;
       if (right.type === 'list' || right.type === 'tuple') {
         if (right.namedChildCount <= MAX_STAGES) return null;
@@ -188,7 +188,7 @@ export default defineCheck({
       const rowCalls: SyntaxNode[] = [];
       for (const loop of m.source.root.descendantsOfType(['for_statement', 'list_comprehension', 'generator_expression', 'set_comprehension', 'dictionary_comprehension'])) {
         const info = loopInfo(loop);
-        if (!info || !m.isDevice(info.right)) continue;
+        if (!info || !m.isDevice(info.right) || info.right.type === 'call') continue;
         const rows = new Set(ids(info.left));
         for (const c of info.body.descendantsOfType('call')) {
           const fn = c.childForFieldName('function');
@@ -202,7 +202,6 @@ export default defineCheck({
       const sites = [
         ...rowCalls,
         ...m.gpuOps.filter((o) => ARRAY_OP_KINDS.has(o.kind)).map((o) => o.node),
-        ...m.allocs.filter((a) => FILL_CREATOR.test(lastPart(m.callPath(a)))),
       ].sort((a, b) => a.startIndex - b.startIndex);
       for (const node of sites) {
         if (m.debugGated(node) || m.inCpuFallback(node)) continue;
@@ -222,10 +221,12 @@ export default defineCheck({
           if (l && r) assigns.push({ names: ids(l), value: r });
         }
         const items = itemNames(ids(info.left), info.body, assigns);
+        const rowsOfDevice = m.isDevice(info.right) && info.right.type !== 'call';
+        const scalars = rowsOfDevice ? new Set<string>() : hostScalars(ids(info.left), assigns);
         // `x = layer(x, w[i])`: iteration i+1 consumes iteration i's result, a chain no batching removes.
         const stmt = statementOf(node);
         if (stmt?.type === 'assignment' && stmt.childForFieldName('right') && ids(stmt.childForFieldName('left')!).some((n) => ids(stmt.childForFieldName('right')!).includes(n))) continue;
-        const item = itemOf(m, node, items, m.isDevice(info.right), tied);
+        const item = itemOf(m, node, items, rowsOfDevice, tied, scalars);
         if (!item) continue;
         reported.push(node);
         if (stmt?.type === 'assignment') for (const n of ids(stmt.childForFieldName('left')!)) tied.add(n);
@@ -233,31 +234,58 @@ export default defineCheck({
       }
     }
 
+    /** A host value of the item: a literal, or a host scalar of the loop (`num = len(y)`; `1.0`). */
+    function hostItemValue(e: SyntaxNode, scalars: Set<string>): boolean {
+      const u = unparen(e);
+      if (!u) return false;
+      if (['integer', 'float', 'true', 'false'].includes(u.type)) return true;
+      if (u.type === 'unary_operator' || u.type === 'binary_operator') return u.namedChildren.every((c) => hostItemValue(c, scalars));
+      return u.type === 'identifier' && scalars.has(u.text);
+    }
+
+    /** Loop-header names and the names the body computes from them with host arithmetic and host builtins only. */
+    function hostScalars(header: string[], assigns: Array<{ names: string[]; value: SyntaxNode }>): Set<string> {
+      const out = new Set(header);
+      const hostExpr = (e: SyntaxNode | null): boolean => {
+        const u = unparen(e);
+        if (!u) return false;
+        if (['integer', 'float', 'true', 'false'].includes(u.type)) return true;
+        if (u.type === 'identifier') return out.has(u.text);
+        if (u.type === 'unary_operator' || u.type === 'binary_operator') return u.namedChildren.every(hostExpr);
+        if (u.type === 'call') return HOST_SCALAR_CALL.test(u.childForFieldName('function')?.text ?? '');
+        return false;
+      };
+      for (let changed = true; changed; ) {
+        changed = false;
+        for (const a of assigns) if (a.names.length === 1 && !out.has(a.names[0]!) && hostExpr(a.value)) (out.add(a.names[0]!), (changed = true));
+      }
+      return out;
+    }
+
     /** The item name an operation is tied to: an index of a device subscript, the row of a device iterable, a fill creator's argument. */
-    function itemOf(m: PyModel, node: SyntaxNode, items: Set<string>, rowsOfDevice: boolean, tied: Set<string>): string | null {
+    function itemOf(m: PyModel, node: SyntaxNode, items: Set<string>, rowsOfDevice: boolean, tied: Set<string>, scalars: Set<string>): string | null {
       if (node.type === 'assignment' && node.childForFieldName('left')?.type === 'subscript') {
         // A store into the item's slot (`out[j] = …`): per-item work when what is stored is a host value (a fill or
         // a one-element copy per item) or item work itself. A whole-array result stored per item
         // (`out[j] = cp.abs(shifted - ref).mean()`) is a per-parameter loop whose launches each do real work.
         const right = node.childForFieldName('right')!;
-        const slot = itemOf(m, node.childForFieldName('left')!, items, false, tied);
-        if (!slot) return rowsOfDevice ? itemOf(m, right, items, true, tied) : null;
-        if (!m.isDevice(right) || itemOf(m, right, items, rowsOfDevice, tied) || ids(right).some((x) => tied.has(x))) return slot;
+        const slot = itemOf(m, node.childForFieldName('left')!, items, false, tied, scalars);
+        if (!slot) return rowsOfDevice ? itemOf(m, right, items, true, tied, scalars) : null;
+        if (hostItemValue(right, scalars) || itemOf(m, right, items, rowsOfDevice, tied, scalars) || ids(right).some((x) => tied.has(x))) return slot;
         return null;
       }
       const subs = node.type === 'subscript' ? [node, ...node.descendantsOfType('subscript')] : node.descendantsOfType('subscript');
       for (const s of subs) {
         if (!m.isDevice(s.childForFieldName('value'))) continue;
         for (const ix of s.childrenForFieldName('subscript')) {
-          if (ix.type === 'slice') continue;
+          if (ix.type === 'slice' || SLICE_OBJECT.test(ix.text)) continue;
           const hit = ids(ix).find((x) => items.has(x));
           if (hit) return hit;
         }
       }
-      // A fill creator given the item (`torch.full((n,), i, device=…)`) or, over device rows, any use of the row.
-      if (rowsOfDevice || (node.type === 'call' && !m.gpuOps.some((o) => o.node.id === node.id))) {
-        const args = node.type === 'call' && !rowsOfDevice ? node.childForFieldName('arguments') ?? node : node;
-        const hit = ids(args).find((x) => items.has(x));
+      // Over the rows of a device array, any use of the row.
+      if (rowsOfDevice) {
+        const hit = ids(node).find((x) => items.has(x));
         if (hit) return hit;
       }
       return null;
