@@ -278,7 +278,8 @@ export default defineCheck({
       for (const s of subs) {
         if (!m.isDevice(s.childForFieldName('value'))) continue;
         for (const ix of s.childrenForFieldName('subscript')) {
-          if (ix.type === 'slice' || SLICE_OBJECT.test(ix.text)) continue;
+          // A device index array (`t[cols + i * n, vals]`) is a gather over many elements, not the item's slot.
+          if (ix.type === 'slice' || SLICE_OBJECT.test(ix.text) || m.isDevice(ix)) continue;
           const hit = ids(ix).find((x) => items.has(x));
           if (hit) return hit;
         }
