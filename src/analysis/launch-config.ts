@@ -103,3 +103,20 @@ export function isCeilDivGrid(n: SyntaxNode | null): boolean {
   if (m && Number(m[2]) + 1 === Number(m[3])) return true;
   return /\b(ceil_div|cdiv|div_up|divup|DIV_UP|CEIL_DIV|ceildiv|iDivUp)\(/.test(t) || /-\(-[\w.]+\/\/[\w.]+\)/.test(t);
 }
+
+const LIGHT_LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
+const LIGHT_STATEMENTS = ['expression_statement', 'declaration', 'if_statement', 'return_statement', 'switch_statement'];
+
+/**
+ * A kernel without the live state that reaches a register cap (128 registers at 512 threads, 64 at 1,024): no
+ * per-thread array, no nested or unrolled loop, a modest body (block reductions, element-wise loops, a grid-stride
+ * gather). It fits any block's register budget already (kernel/missing-launch-bounds: a bound changes nothing;
+ * kernel/hardcoded-block-size: with full theoretical occupancy the occupancy API has nothing left to choose).
+ */
+export function lightKernel(body: SyntaxNode): boolean {
+  if (body.descendantsOfType('declaration').some((d) => !/__shared__/.test(d.text) && d.descendantsOfType('array_declarator').length > 0)) return false;
+  if (/#\s*pragma\s+unroll(?!\s*1\b)/.test(body.text)) return false;
+  const loops = LIGHT_LOOPS.flatMap((t) => body.descendantsOfType(t));
+  if (loops.some((l) => LIGHT_LOOPS.some((t) => l.descendantsOfType(t).some((x) => x.id !== l.id)))) return false;
+  return LIGHT_STATEMENTS.reduce((a, t) => a + body.descendantsOfType(t).length, 0) <= 30;
+}

@@ -66,6 +66,11 @@ export interface Report {
   /** For `group: 'value'` rules: the value the sites share (default: the node's text). */
   groupKey?: string;
   /**
+   * This site's grouping where it differs from the rule's `group` (a rule whose launch sites stand alone
+   * but whose device-array operations in one host loop share one root cause: `'loop'`).
+   */
+  groupBy?: 'loop' | 'function' | 'value';
+  /**
    * A lower severity than the rule's when this site's own evidence shows less harm (e.g. full
    * occupancy on every target); a more severe value is ignored.
    */

@@ -40,12 +40,13 @@ function functionNode(n: SyntaxNode): SyntaxNode | null {
  * fingerprint stays when sites are added to the group or removed from it.
  */
 function groupOf(check: CheckDef, source: Source, r: Report, scope: string): { key: string; anchor: string } | null {
-  if (!check.group) return null;
-  if (check.group === 'value') {
+  const mode = r.groupBy ?? check.group;
+  if (!mode) return null;
+  if (mode === 'value') {
     const v = (r.groupKey ?? r.node.text).replace(/\s+/g, ' ').trim();
     return { key: `value\0${v}`, anchor: `value:${v}` };
   }
-  if (check.group === 'loop') {
+  if (mode === 'loop') {
     const loop = enclosingLoop(r.node);
     if (!loop) return null;
     const header = loop.text.split('\n')[0].replace(/\s+/g, ' ').trim();
@@ -259,7 +260,7 @@ function toFinding(check: CheckDef, source: Source, r: Report, config: ResolvedC
       }
     }
   }
-  finding.fingerprint = group ? fingerprint(check.id, source.path, check.group === 'value' ? '' : scope, group.anchor) : fingerprint(check.id, source.path, scope, r.node.text);
+  finding.fingerprint = group ? fingerprint(check.id, source.path, (r.groupBy ?? check.group) === 'value' ? '' : scope, group.anchor) : fingerprint(check.id, source.path, scope, r.node.text);
   return finding;
 }
 

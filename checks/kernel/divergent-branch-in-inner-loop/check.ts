@@ -45,6 +45,65 @@ function oneShotFlag(cond: SyntaxNode, thenArm: SyntaxNode | null, elseArm: Synt
   return (setsLiteral(thenArm) && !assignedIn(elseArm).has(v)) || (setsLiteral(elseArm) && !assignedIn(thenArm).has(v));
 }
 
+const COMPARE = new Set(['<', '<=', '>', '>=']);
+/** Monotonic in the thread index, so consecutive lanes stay ordered; `%` and `&` wrap inside a warp (`lane < 16` splits every warp). */
+const INDEX_OPS = new Set(['+', '-', '*', '/', '<<', '>>']);
+/** Helpers that return the calling thread's own index (`thread::get_thread_id_flat<int>()`, `lane_id()`). */
+const INDEX_CALL = /(thread_?id|lane_?id|global_?id|thread_?rank|thread_?index)\w*$/i;
+
+/**
+ * `e` is index arithmetic: thread, block and loop indices combined with uniform values, never a value loaded
+ * from memory (`kind[row]`, `*p`) or returned by a data-dependent call. Locals are followed to their
+ * definitions in `body` (a few levels deep).
+ */
+function indexArithmetic(e: SyntaxNode | null, body: SyntaxNode, depth = 0): boolean {
+  if (!e || depth > 4) return false;
+  switch (e.type) {
+    case 'number_literal':
+    case 'sizeof_expression':
+      return true;
+    case 'parenthesized_expression':
+    case 'cast_expression':
+      return indexArithmetic(e.namedChildren[e.namedChildren.length - 1] ?? null, body, depth);
+    case 'field_expression':
+      return /^(threadIdx|blockIdx|blockDim|gridDim)$/.test(e.childForFieldName('argument')?.text ?? '');
+    case 'binary_expression':
+      return INDEX_OPS.has(e.childForFieldName('operator')?.text ?? '') && indexArithmetic(e.childForFieldName('left'), body, depth) && indexArithmetic(e.childForFieldName('right'), body, depth);
+    case 'call_expression': {
+      const fn = e.childForFieldName('function');
+      const name = fn?.descendantsOfType(['identifier', 'field_identifier']).pop()?.text ?? fn?.text ?? '';
+      return INDEX_CALL.test(name) && (e.childForFieldName('arguments')?.namedChildCount ?? 0) === 0;
+    }
+    case 'identifier': {
+      const defs: SyntaxNode[] = [];
+      for (const d of body.descendantsOfType('init_declarator')) if (d.childForFieldName('declarator')?.text === e.text) defs.push(d.childForFieldName('value')!);
+      for (const a of body.descendantsOfType('assignment_expression')) if (a.childForFieldName('left')?.text === e.text) defs.push(a.childForFieldName('right')!);
+      // A parameter or a name the body never defines is uniform or external; the uniformity analysis decided it.
+      return defs.every((v) => v && (v.type === 'initializer_list' ? false : indexArithmetic(v, body, depth + 1)));
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * A bounds or tail guard: a thread index compared with a warp-uniform bound (`i2 < n2`, `col >= width`),
+ * possibly several joined by `&&`. Consecutive lanes hold consecutive indices, so the comparison splits only
+ * the warp that straddles the bound, once per boundary: not the per-iteration serialisation this rule is about.
+ */
+function boundsGuard(cond: SyntaxNode | null, body: SyntaxNode, u: { isWarpUniform(e: SyntaxNode): boolean }): boolean {
+  let c = cond;
+  while (c && (c.type === 'parenthesized_expression' || c.type === 'condition_clause')) c = c.namedChildren[c.namedChildren.length - 1] ?? null;
+  if (c?.type !== 'binary_expression') return false;
+  const op = c.childForFieldName('operator')?.text ?? '';
+  const l = c.childForFieldName('left');
+  const r = c.childForFieldName('right');
+  if (!l || !r) return false;
+  if (op === '&&') return (boundsGuard(l, body, u) || u.isWarpUniform(l)) && (boundsGuard(r, body, u) || u.isWarpUniform(r)) && !(u.isWarpUniform(l) && u.isWarpUniform(r));
+  if (!COMPARE.has(op)) return false;
+  return (u.isWarpUniform(r) && indexArithmetic(l, body)) || (u.isWarpUniform(l) && indexArithmetic(r, body));
+}
+
 /** A heavy arm costs a serialized pass: ≥ 2 statements, or any call or loop (catalog detect). */
 function heavy(arm: SyntaxNode | null): boolean {
   const st = statementsOf(arm);
@@ -150,6 +209,7 @@ export default defineCheck({
       if (!loops.length || smallConstantLoop(loops[0]!, m)) return;
       const u = ctx.get(uniformity);
       if (u.level(cond) !== 'thread') return;
+      if (f.body && boundsGuard(cond, f.body, u)) return;
       if (dispatchedPerBin(ctx.source, m, f, ctx.config)) return;
       const varying = loopVaryingNames(loops[0]!);
       const invariant = !(cond.text.match(ident) ?? []).some((t) => varying.has(t));

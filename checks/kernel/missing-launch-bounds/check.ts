@@ -1,6 +1,6 @@
 import type { CudaFunction, CudaModel } from '../../../src/analysis/cuda.js';
 import { cudaModel } from '../../../src/analysis/cuda.js';
-import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
+import { launchConfigs, lightKernel as light, prod } from '../../../src/analysis/launch-config.js';
 import { lineRewritable } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -17,8 +17,6 @@ const MIN_USEFUL = 32;
 const MAX_USEFUL = 1024;
 /** Registers one thread can address: a bound only matters once regs/SM ÷ its threads falls below this. */
 const MAX_REGS_PER_THREAD = 255;
-const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];
-const STATEMENTS = ['expression_statement', 'declaration', 'if_statement', 'return_statement', 'switch_statement'];
 
 /**
  * `__launch_bounds__(n)` alone caps registers at regs/SM ÷ n (rounded to the allocation unit); at n ≤ 256 that is
@@ -31,19 +29,6 @@ function boundCapsRegisters(n: number, gpus: ReadonlyArray<{ regsPerSm: number; 
     const perWarp = Math.floor(g.regsPerSm / warps / g.regAllocGranularityPerWarp) * g.regAllocGranularityPerWarp;
     return Math.floor(perWarp / g.warp) < MAX_REGS_PER_THREAD;
   });
-}
-
-/**
- * A kernel without the live state that reaches a register cap (128 registers at 512 threads, 64 at 1,024): no
- * per-thread array, no nested or unrolled loop, a modest body (block reductions, element-wise loops, a grid-stride
- * gather). It fits the block's register budget already, so a bound changes nothing.
- */
-function light(body: SyntaxNode): boolean {
-  if (body.descendantsOfType('declaration').some((d) => !/__shared__/.test(d.text) && d.descendantsOfType('array_declarator').length > 0)) return false;
-  if (/#\s*pragma\s+unroll(?!\s*1\b)/.test(body.text)) return false;
-  const loops = LOOPS.flatMap((t) => body.descendantsOfType(t));
-  if (loops.some((l) => LOOPS.some((t) => l.descendantsOfType(t).some((x) => x.id !== l.id)))) return false;
-  return STATEMENTS.reduce((a, t) => a + body.descendantsOfType(t).length, 0) <= 30;
 }
 
 interface Known { n: number | string; how: string }
