@@ -244,6 +244,9 @@ async function getCorpus(): Promise<BenchCorpus> {
   if (MIRRORS !== undefined) {
     if (!MIRRORS) throw new MirrorError('--mirrors needs a directory (e.g. --mirrors /work/.mirror)');
     const m = await loadMirrors(MIRRORS);
+    // --repos=owner/name,...: a subset of the list.
+    const only = opt('repos')?.split(',').map((r) => r.replace('/', '+') + '/');
+    if (only) m.files = m.files.filter((f) => only.some((r) => f.path.startsWith(r)));
     const root = defaultCorpusDir();
     mkdirSync(root, { recursive: true });
     c = { label: 'real-code (bench/mirrors.json)', digest: m.digest, seed: null, root, suffix: '-mirrors', files: m.files };

@@ -8,6 +8,7 @@ import type { CheckDef } from './check.js';
 import type { PortableConfig, WorkerTask } from './pool.js';
 import { namePattern } from './regex.js';
 import { CHECKS } from './registry.generated.js';
+import { treesDone } from './release.js';
 
 /**
  * Configs seen recently, by their JSON, so caches keyed by the config object (compiled
@@ -35,5 +36,7 @@ export default function reviewTask(t: WorkerTask): FileDone {
     checks = activeChecks(c.config, wanted ? CHECKS.filter((x) => wanted.has(x.id)) : CHECKS);
     c.checks.set(idKey, checks);
   }
-  return reviewFileContent(t.file, t.content, c.config, checks, t.scope, t.budgetMs);
+  const done = reviewFileContent(t.file, t.content, c.config, checks, t.scope, t.budgetMs);
+  treesDone(done.sources.reduce((a, s) => a + s.bytes, 0));
+  return done;
 }
