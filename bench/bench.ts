@@ -295,8 +295,8 @@ async function isolated(c: BenchCorpus): Promise<void> {
 }
 
 /**
- * One-line-change mode: the largest CUDA file of the corpus gets a one-line edit (a trailing
- * comment on the statement nearest its middle); the review of that one-line diff (`--scope added`,
+ * One-line-change mode: a large CUDA file of the corpus gets a one-line edit (a trailing comment
+ * on a line with a finding, see below); the review of that one-line diff (`--scope added`,
  * the post-change file read as the App reads it) is timed against the whole-file review of the
  * same post-change file (an all-added diff), alternating, in this process. Also checks that both
  * report the same findings on the changed line.
@@ -304,15 +304,32 @@ async function isolated(c: BenchCorpus): Promise<void> {
 async function oneLine(files: Loaded[], root: string): Promise<void> {
   const lines = (t: string) => t.split('\n').length;
   const cuda = files.filter((f) => f.lang === 'cuda').sort((a, b) => lines(b.text) - lines(a.text) || a.path.localeCompare(b.path));
-  const f = cuda[0];
-  if (!f) throw new Error('bench: no CUDA file in the corpus for --one-line');
-  const old = f.text.split('\n');
-  let at = Math.floor(old.length / 2);
-  for (let d = 0; d < old.length; d++) {
-    const cand = [at + d, at - d].find((k) => k >= 0 && k < old.length && /^\s+\S.*;\s*$/.test(old[k]) && !old[k].includes('//') && !old[k].includes('\\'));
-    if (cand !== undefined) {
-      at = cand;
+  if (!cuda.length) throw new Error('bench: no CUDA file in the corpus for --one-line');
+  const config = resolveConfig({}, CHECKS.map((c) => c.id));
+  // The longest of the five longest CUDA files that has findings, edited on the finding nearest its
+  // middle (so the identity check compares something); else the longest, on a statement near its middle.
+  let f = cuda[0];
+  let at = -1;
+  for (const c of cuda.slice(0, 5)) {
+    const found = (await review({ diff: addedFilesDiff([c]), config, scope: 'added' })).result.findings;
+    const ls = c.text.split('\n');
+    const ok = found.map((x) => x.line - 1).filter((k) => !/\\\s*$/.test(ls[k] ?? '\\'));
+    if (ok.length) {
+      f = c;
+      const mid = ls.length / 2;
+      at = ok.sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid))[0];
       break;
+    }
+  }
+  const old = f.text.split('\n');
+  if (at < 0) {
+    at = Math.floor(old.length / 2);
+    for (let d = 0; d < old.length; d++) {
+      const cand = [at + d, at - d].find((k) => k >= 0 && k < old.length && /^\s+\S.*;\s*$/.test(old[k]) && !old[k].includes('//') && !old[k].includes('\\'));
+      if (cand !== undefined) {
+        at = cand;
+        break;
+      }
     }
   }
   const edited = [...old];
@@ -330,7 +347,6 @@ async function oneLine(files: Loaded[], root: string): Promise<void> {
   const n = hi - lo + 1;
   const oneDiff = `diff --git a/${f.path} b/${f.path}\n--- a/${f.path}\n+++ b/${f.path}\n@@ -${lo + 1},${n} +${lo + 1},${n} @@\n${body.join('\n')}\n`;
   const wholeDiff = addedFilesDiff([{ path: f.path, text: after }]);
-  const config = resolveConfig({}, CHECKS.map((c) => c.id));
   const readFile = async () => after;
   const one = () => review({ diff: oneDiff, config, scope: 'added', readFile });
   const whole = () => review({ diff: wholeDiff, config, scope: 'added' });
