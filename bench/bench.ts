@@ -12,7 +12,9 @@
  * MB here is 10^6 bytes; throughput is corpus source bytes / wall time.
  */
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -34,7 +36,8 @@ import { runChecks } from '../src/engine/runner.js';
 import { scanSuppressions } from '../src/engine/suppress.js';
 import { pythonModel } from '../src/analysis/python.js';
 import type { Language, ReviewError } from '../src/engine/types.js';
-import { addedFilesDiff, ensureCorpus, readCorpusFile, type Corpus, type CorpusFile, type CorpusLang } from './corpus.js';
+import { addedFilesDiff, defaultCorpusDir, ensureCorpus, readCorpusFile, type Corpus, type CorpusFile, type CorpusLang } from './corpus.js';
+import { loadMirrors, MirrorError } from './mirrors.js';
 
 const require = createRequire(import.meta.url);
 const Cuda = require('tree-sitter-cuda') as Parser.Language;
@@ -49,9 +52,16 @@ function opt(name: string): string | undefined {
   if (!a) return undefined;
   return a.includes('=') ? a.slice(a.indexOf('=') + 1) : '';
 }
-const RUNS = Math.max(1, Number(opt('runs') ?? 3));
+const MIRRORS = opt('mirrors') || (process.argv.includes('--mirrors') ? (process.argv[process.argv.indexOf('--mirrors') + 1] ?? '') : undefined);
+/** --many=N: a PR of N small files (the smallest corpus files, repeated under copyK/ prefixes when there are fewer). */
+const MANY = opt('many') !== undefined ? Math.max(1, Number(opt('many')) || 3000) : 0;
+const ONE_LINE = opt('one-line') !== undefined;
+/** Real-code runs are long: one timed pass unless --runs says otherwise. */
+const RUNS = Math.max(1, Number(opt('runs') ?? (MIRRORS ? 1 : 3)));
+/** Parse and review each in a process of its own, so each peak RSS is that phase's alone (default with --mirrors/--many). */
+const ISOLATE = opt('no-isolate') === undefined && (MIRRORS !== undefined || MANY > 0);
 const ONLY = opt('only');
-const DO_LANGS = opt('no-langs') === undefined && !ONLY;
+const DO_LANGS = opt('no-langs') === undefined && !ONLY && !MIRRORS && !MANY;
 const DO_STAGES = opt('stages') !== undefined || ONLY === 'stages';
 const LANG_RUNS = Math.max(1, Number(opt('lang-runs') ?? 1));
 
@@ -92,7 +102,7 @@ async function settle(): Promise<void> {
   }
 }
 
-async function timeIt(fn: () => unknown | Promise<unknown>, runs = RUNS, warm = true): Promise<Timing> {
+async function timeIt(fn: () => unknown | Promise<unknown>, runs = RUNS, warm = !MIRRORS && !MANY): Promise<Timing> {
   if (warm) {
     await fn();
   }
@@ -219,24 +229,183 @@ function stageBreakdown(diffText: string, config: ResolvedConfig): { stages: Sta
 
 // ---------------------------------------------------------------------------------------------
 
+interface BenchCorpus {
+  label: string;
+  digest: string;
+  seed: string | null;
+  /** Where results*.json go. */
+  root: string;
+  suffix: string;
+  files: Loaded[];
+}
+
+async function getCorpus(): Promise<BenchCorpus> {
+  let c: BenchCorpus;
+  if (MIRRORS !== undefined) {
+    if (!MIRRORS) throw new MirrorError('--mirrors needs a directory (e.g. --mirrors /work/.mirror)');
+    const m = await loadMirrors(MIRRORS);
+    // --repos=owner/name,...: a subset of the list.
+    const only = opt('repos')?.split(',').map((r) => r.replace('/', '+') + '/');
+    if (only) m.files = m.files.filter((f) => only.some((r) => f.path.startsWith(r)));
+    const root = defaultCorpusDir();
+    mkdirSync(root, { recursive: true });
+    c = { label: 'real-code (bench/mirrors.json)', digest: m.digest, seed: null, root, suffix: '-mirrors', files: m.files };
+  } else {
+    const corpus = ensureCorpus(undefined, undefined, undefined, (x) => console.log(x));
+    c = { label: 'synthetic', digest: corpus.digest, seed: corpus.seed, root: corpus.root, suffix: '', files: loadTexts(corpus) };
+  }
+  if (MANY) {
+    // The smallest files, in a stable order, repeated under copyK/ when the corpus has fewer.
+    const small = [...c.files].sort((a, b) => a.bytes - b.bytes || a.path.localeCompare(b.path)).slice(0, Math.min(MANY, 1000));
+    const files: Loaded[] = [];
+    for (let i = 0; i < MANY; i++) {
+      const f = small[i % small.length];
+      const k = Math.floor(i / small.length);
+      files.push({ ...f, path: k ? `copy${k}/${f.path}` : f.path });
+    }
+    c = { ...c, label: `${MANY}-small-file PR from the ${c.label}`, suffix: `${c.suffix}-many${MANY}`, files };
+  }
+  return c;
+}
+
+/** Each phase in a child process of its own (same options, --only=PHASE), then one summary of both. */
+async function isolated(c: BenchCorpus): Promise<void> {
+  const me = fileURLToPath(import.meta.url);
+  const got: Record<string, Record<string, unknown>> = {};
+  for (const phase of ['parse', 'review']) {
+    const r = spawnSync(process.execPath, [me, ...process.argv.slice(2), `--only=${phase}`], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`bench: the ${phase} phase exited ${r.status ?? r.signal}`);
+    got[phase] = JSON.parse(readFileSync(path.join(c.root, `results${c.suffix}-${phase}.json`), 'utf8')) as Record<string, unknown>;
+  }
+  const p = got.parse.parse as Timing;
+  const r = got.review.review as Timing;
+  const pr = (got.parse.rssMB as { peak: number }).peak;
+  const rr = (got.review.rssMB as { peak: number }).peak;
+  const total = c.files.reduce((a, f) => a + f.bytes, 0);
+  const line = '═'.repeat(86);
+  console.log(line);
+  console.log(`${c.label}: ${c.files.length} files, ${(total / MB).toFixed(2)} MB, each phase in its own process (best of ${RUNS})`);
+  console.log(`wall         raw parse ${p.best.toFixed(2)} s, review ${r.best.toFixed(2)} s: review = ${(r.best / p.best).toFixed(2)}× the raw parse (throughput ratio ${(p.best / r.best).toFixed(3)})`);
+  console.log(`CPU          raw parse ${p.cpuBest.toFixed(2)} s, review ${r.cpuBest.toFixed(2)} s (all threads): ${(r.cpuBest / p.cpuBest).toFixed(2)}×`);
+  console.log(`peak RSS     raw parse ${pr.toFixed(0)} MB, review ${rr.toFixed(0)} MB`);
+  console.log(line);
+  const out = path.join(c.root, `results${c.suffix}.json`);
+  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), corpus: c.label, digest: c.digest, files: c.files.length, bytes: total, parse: p, review: r, peakRssMB: { parse: pr, review: rr }, sanity: got.review.sanity }, null, 2));
+  console.log(`results → ${path.relative(process.cwd(), out)}`);
+}
+
+/**
+ * One-line-change mode: a large CUDA file of the corpus gets a one-line edit (a trailing comment
+ * on a line with a finding, see below); the review of that one-line diff (`--scope added`,
+ * the post-change file read as the App reads it) is timed against the whole-file review of the
+ * same post-change file (an all-added diff), alternating, in this process. Also checks that both
+ * report the same findings on the changed line.
+ */
+async function oneLine(files: Loaded[], root: string): Promise<void> {
+  const lines = (t: string) => t.split('\n').length;
+  const cuda = files.filter((f) => f.lang === 'cuda').sort((a, b) => lines(b.text) - lines(a.text) || a.path.localeCompare(b.path));
+  if (!cuda.length) throw new Error('bench: no CUDA file in the corpus for --one-line');
+  const config = resolveConfig({}, CHECKS.map((c) => c.id));
+  // The longest of the five longest CUDA files that has findings, edited on the finding nearest its
+  // middle (so the identity check compares something); else the longest, on a statement near its middle.
+  let f = cuda[0];
+  let at = -1;
+  for (const c of cuda.slice(0, 5)) {
+    const found = (await review({ diff: addedFilesDiff([c]), config, scope: 'added' })).result.findings;
+    const ls = c.text.split('\n');
+    const ok = found.map((x) => x.line - 1).filter((k) => !/\\\s*$/.test(ls[k] ?? '\\'));
+    if (ok.length) {
+      f = c;
+      const mid = ls.length / 2;
+      at = ok.sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid))[0];
+      break;
+    }
+  }
+  const old = f.text.split('\n');
+  if (at < 0) {
+    at = Math.floor(old.length / 2);
+    for (let d = 0; d < old.length; d++) {
+      const cand = [at + d, at - d].find((k) => k >= 0 && k < old.length && /^\s+\S.*;\s*$/.test(old[k]) && !old[k].includes('//') && !old[k].includes('\\'));
+      if (cand !== undefined) {
+        at = cand;
+        break;
+      }
+    }
+  }
+  const edited = [...old];
+  edited[at] = `${old[at]}  // one-line edit`;
+  const after = edited.join('\n');
+  const lineNo = at + 1;
+  const ctx = 3;
+  const lo = Math.max(0, at - ctx);
+  const hi = Math.min(old.length - 1, at + ctx);
+  const body: string[] = [];
+  for (let k = lo; k <= hi; k++) {
+    if (k === at) body.push('-' + old[k], '+' + edited[k]);
+    else body.push(' ' + old[k]);
+  }
+  const n = hi - lo + 1;
+  const oneDiff = `diff --git a/${f.path} b/${f.path}\n--- a/${f.path}\n+++ b/${f.path}\n@@ -${lo + 1},${n} +${lo + 1},${n} @@\n${body.join('\n')}\n`;
+  const wholeDiff = addedFilesDiff([{ path: f.path, text: after }]);
+  const readFile = async () => after;
+  const one = () => review({ diff: oneDiff, config, scope: 'added', readFile });
+  const whole = () => review({ diff: wholeDiff, config, scope: 'added' });
+  const key = (x: { ruleId: string; line: number; column: number; message: string }) => `${x.ruleId}@${x.line}:${x.column} ${x.message}`;
+  const a = (await one()).result;
+  const b = (await whole()).result;
+  const onLine = (fs: typeof a.findings) => fs.filter((x) => x.line <= lineNo && lineNo <= x.endLine).map(key).sort();
+  const same = JSON.stringify(onLine(a.findings)) === JSON.stringify(onLine(b.findings));
+  const tOne: number[] = [];
+  const tWhole: number[] = [];
+  const cOne: number[] = [];
+  const cWhole: number[] = [];
+  const runs = Math.max(RUNS, 3);
+  for (let i = 0; i < runs; i++) {
+    for (const [fn, t, c] of [
+      [whole, tWhole, cWhole],
+      [one, tOne, cOne],
+    ] as const) {
+      await settle();
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await fn();
+      t.push((performance.now() - t0) / 1000);
+      const u = process.cpuUsage(c0);
+      c.push((u.user + u.system) / 1e6);
+    }
+  }
+  const best = (x: number[]) => Math.min(...x);
+  console.log(`one-line change: ${f.path} (${old.length} lines, ${(f.bytes / 1e3).toFixed(0)} kB), line ${lineNo} edited; best of ${runs}, alternating`);
+  console.log(`wall         whole-file review ${best(tWhole).toFixed(3)} s, one-line diff (--scope added) ${best(tOne).toFixed(3)} s: ratio ${(best(tOne) / best(tWhole)).toFixed(3)} (goal ≤ 0.25)`);
+  console.log(`CPU          whole-file ${best(cWhole).toFixed(3)} s, one-line ${best(cOne).toFixed(3)} s: ratio ${(best(cOne) / best(cWhole)).toFixed(3)}`);
+  console.log(`findings     on the changed line: one-line ${onLine(a.findings).length}, whole-file ${onLine(b.findings).length}: ${same ? 'identical' : 'DIFFERENT'}; whole file ${b.findings.length} in all`);
+  console.log(`peak RSS     ${rssMB().toFixed(0)} MB`);
+  const out = path.join(root, 'results-one-line.json');
+  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), file: f.path, lines: old.length, line: lineNo, whole: tWhole, oneLine: tOne, cpuWhole: cWhole, cpuOneLine: cOne, identical: same, peakRssMB: rssMB() }, null, 2));
+  if (!same) process.exitCode = 1;
+}
+
 function fmt(n: number, w: number, d = 2): string {
   return n.toFixed(d).padStart(w);
 }
 
 async function main(): Promise<void> {
   const tStart = performance.now();
-  const corpus = ensureCorpus(undefined, undefined, undefined, (s) => console.log(s));
-  const files = loadTexts(corpus);
+  const corpus = await getCorpus();
+  const files = corpus.files;
+  if (ONE_LINE) return oneLine(files, corpus.root);
+  if (ISOLATE && !ONLY) return isolated(corpus);
   const total = bytesOf(files);
   const byLang = Object.fromEntries(LANGS.map((l) => [l, files.filter((f) => f.lang === l)])) as Record<CorpusLang, Loaded[]>;
   const rssStart = rssMB();
-  console.log(`gpu-review bench — node ${process.version}, corpus ${corpus.digest} (${files.length} files, ${(total / MB).toFixed(2)} MB), ${RUNS} timed runs after a warm-up, best/median; per-language review rows: ${LANG_RUNS} run(s)`);
+  console.log(`gpu-review bench — node ${process.version}, ${corpus.label} corpus ${corpus.digest} (${files.length} files, ${(total / MB).toFixed(2)} MB), ${RUNS} timed runs after a warm-up, best/median; per-language review rows: ${LANG_RUNS} run(s)`);
 
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     node: process.version,
     runs: RUNS,
     corpus: {
+      label: corpus.label,
       digest: corpus.digest,
       seed: corpus.seed,
       files: files.length,
@@ -383,12 +552,12 @@ async function main(): Promise<void> {
     wallSeconds: (performance.now() - tStart) / 1000,
   });
   // Partial runs (--only, as profile.js does) must not overwrite the full results.
-  const out = path.join(corpus.root, ONLY ? `results-${ONLY}.json` : 'results.json');
+  const out = path.join(corpus.root, `results${corpus.suffix}${ONLY ? `-${ONLY}` : ''}.json`);
   writeFileSync(out, JSON.stringify(results, null, 2));
   console.log(`results → ${path.relative(process.cwd(), out)} (total ${((performance.now() - tStart) / 1000).toFixed(1)} s)`);
 }
 
 main().catch((e) => {
-  console.error(e);
+  console.error(e instanceof MirrorError ? `bench: ${e.message}` : e);
   process.exit(1);
 });

@@ -11,6 +11,7 @@ import { atLeast, type FileReport, type Finding, type Language, type ReviewError
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
 import { FileTimeout, isolatedRunner } from './engine/pool.js';
+import { treesDone } from './engine/release.js';
 import { detectLanguage } from './sources/detect.js';
 import { ParseTimeout } from './sources/parsers.js';
 import type { Source } from './sources/types.js';
@@ -115,7 +116,12 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
       }
       try {
         const content = opts.readFile ? await opts.readFile(file.path) : null;
-        done[i] = run ? await run(file, content) : reviewFileContent(file, content, config, checks, scope);
+        if (run) done[i] = await run(file, content);
+        else {
+          const d = reviewFileContent(file, content, config, checks, scope);
+          done[i] = d;
+          treesDone(d.sources.reduce((a, s) => a + s.bytes, 0));
+        }
       } catch (e) {
         if (e instanceof FileTimeout) {
           const what = e.message === 'review' ? `review time budget (${config.limits.reviewTimeoutMs / 1000} s)` : `file time budget (${config.limits.fileTimeoutMs / 1000} s)`;

@@ -8,6 +8,7 @@ import type { CheckDef } from './check.js';
 import type { NamedTaskEnvelope, Pass7FileResult, Pass7Task, PortableConfig, WorkerTask } from './pool.js';
 import { namePattern } from './regex.js';
 import { CHECKS } from './registry.generated.js';
+import { treesDone } from './release.js';
 
 /**
  * Configs seen recently, by their JSON, so caches keyed by the config object (compiled
@@ -40,7 +41,9 @@ function checksFor(t: { config: PortableConfig; configKey: string; checkIds: str
 
 export default function reviewTask(t: WorkerTask): FileDone {
   const { config, checks } = checksFor(t);
-  return reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs);
+  const done = reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs);
+  treesDone(done.sources.reduce((a, s) => a + s.bytes, 0));
+  return done;
 }
 
 /** Pass 7 for one file's findings (loaded on first use: a review without rewrites never loads it). */

@@ -1,6 +1,4 @@
 import Parser from 'tree-sitter';
-import Cpp from 'tree-sitter-cpp';
-import Python from 'tree-sitter-python';
 import { createRequire } from 'node:module';
 import type { SyntaxNode, Tree } from '../engine/types.js';
 
@@ -39,7 +37,8 @@ function parserFor(g: Grammar): Parser {
   let p = parsers.get(g);
   if (!p) {
     p = new Parser();
-    const lang = g === 'python' ? Python : g === 'cpp' ? Cpp : cudaGrammarAvailable() ? cudaLanguage : Cpp;
+    // Grammars load on first use: a diff of Python alone never loads the C++ ones, and the reverse.
+    const lang = g === 'python' ? require('tree-sitter-python') : g === 'cuda' && cudaGrammarAvailable() ? cudaLanguage : require('tree-sitter-cpp');
     p.setLanguage(lang as Parser.Language);
     parsers.set(g, p);
   }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../src/engine/registry.generated.js';
+import { RETIRED_IDS, RULE_IDS } from '../../src/engine/rule-ids.generated.js';
 import { LANGUAGES, SEVERITIES } from '../../src/engine/types.js';
 import { loadCorpus } from '../../corpus/runner.js';
 
@@ -20,6 +21,11 @@ function catalogIds(prefix: string): string[] {
 describe('registry', () => {
   it('is generated from the check folders and up to date', () => {
     expect(() => execFileSync('node', [join(root, 'scripts/gen-registry.mjs'), '--check'], { stdio: 'pipe' })).not.toThrow();
+  });
+
+  it('the id list the CLI starts with (without loading the checks) is the registry\'s', () => {
+    expect([...RULE_IDS]).toEqual(CHECKS.map((c) => c.id));
+    expect([...RETIRED_IDS]).toEqual(CHECKS.filter((c) => c.status === 'retired').map((c) => c.id));
   });
 
   it('every check id equals its folder, and every folder has check.ts, README.md and fixtures', () => {
