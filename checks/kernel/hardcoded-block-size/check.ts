@@ -282,7 +282,7 @@ export default defineCheck({
   languages: ['cuda', 'nvrtc-in-python', 'python'],
   citation:
     '003 §3.1 Occupancy-Based Block Sizing ("NEVER hardcode block=(256, 1, 1). Always use the occupancy API"); 004 §H2.2 Techniques for Occupancy Tuning (Adjust block size; Use the CUDA Occupancy API)',
-  summary: 'Launch block size written as a literal (or a #define / constexpr / literal tuple) instead of coming from the occupancy API.',
+  summary: 'Launch block size written as a literal (or a #define / constexpr / literal tuple) that leaves occupancy on the table on some target, or on a register-heavy kernel, instead of coming from the occupancy API.',
   why: 'The best block size depends on the kernel\'s registers and shared memory and on the GPU (2,048 threads/SM on A100/H100, 1,536 on RTX 3090/4090, 003 §3.1); a 1,024-thread block can limit an SM to one resident block (004 §H2.2), so 003 §3.1 says never hard-code it.',
   messages: {
     hardcoded:
