@@ -2,7 +2,8 @@ import type { ResolvedConfig } from '../../../src/config/schema.js';
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { launchConfigs, prod, type LaunchConfig } from '../../../src/analysis/launch-config.js';
 import { occupancy, pct } from '../../../src/analysis/occupancy.js';
-import { smemFacts } from '../../../src/analysis/smem.js';
+import { kernelStaticBytes, smemFacts } from '../../../src/analysis/smem.js';
+import type { GpuSpec } from '../../../src/config/gpus.js';
 import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -221,6 +222,57 @@ function templatedOnBlock(l: LaunchConfig, B: number): boolean {
   return !!targs && targs.namedChildren.some((a) => Number(a.text) === B || (l.kernel?.model.constValue(a) ?? null) === B);
 }
 
+
+/** Per-thread arrays (not `__shared__`) of this many 32-bit words or more mark a register-heavy kernel. */
+const HEAVY_LOCAL_WORDS = 16;
+
+/**
+ * 32-bit words of the kernel's per-thread arrays (`float acc[16]`, `double w[K][4]`), when their extents fold; the only
+ * register evidence the source gives without the compiler. Null when the kernel is not in this file.
+ */
+function localArrayWords(l: LaunchConfig): number | null {
+  const k = l.kernel;
+  if (!k?.fn.body) return null;
+  let words = 0;
+  for (const d of k.fn.body.descendantsOfType('declaration')) {
+    if (/__shared__|\[\[shared\]\]|\bextern\b|\bstatic\b/.test(d.text.slice(0, 80))) continue;
+    const type = d.childForFieldName('type')?.text ?? '';
+    const wide = /\b(double|long|int64_t|uint64_t|size_t|int2|float2|longlong\d?|double\d)\b/.test(type) ? 2 : /\b(float4|int4|uint4)\b/.test(type) ? 4 : 1;
+    for (const a of d.descendantsOfType('array_declarator')) {
+      if (a.parent?.type === 'array_declarator') continue; // counted from the outermost
+      let n = 1;
+      for (let cur: SyntaxNode | null = a; cur?.type === 'array_declarator'; cur = cur.childForFieldName('declarator')) {
+        const v = k.model.constValue(cur.childForFieldName('size'));
+        n *= v !== null && v > 0 ? v : 0;
+      }
+      words += n * wide;
+    }
+  }
+  return words;
+}
+
+/**
+ * Occupancy of this block on each target with what the source says about the kernel (static `__shared__` bytes,
+ * constant dynamic shared memory; registers at the model's default: unknown, so not a limit) and the best occupancy
+ * any block size could reach with the same shared memory (what cudaOccupancyMaxPotentialBlockSize would find).
+ * `known` is false when the dynamic shared memory is not a constant.
+ */
+function residency(l: LaunchConfig, B: number, targets: readonly GpuSpec[], config: ResolvedConfig, m: CudaModel | null) {
+  const k = l.kernel;
+  const stat = k ? (kernelStaticBytes(smemFacts.compute(k.model.source, config), k.fn, l.node.childForFieldName('function'))?.bytes ?? 0) : 0;
+  const dynText = l.smemNode?.text.trim() ?? '0';
+  const dyn = /^0[uUlL]*$/.test(dynText) ? 0 : l.smemNode ? (m?.constValue(l.smemNode) ?? k?.model.constValue(l.smemNode) ?? null) : 0;
+  const lb = k?.fn.launchBounds?.maxThreads ? k.model.constValue(k.fn.launchBounds.maxThreads) : null;
+  const per = targets.map((g) => {
+    const input = { staticSmemPerBlock: stat, dynamicSmemPerBlock: dyn ?? 0, kernelMaxThreadsPerBlock: lb };
+    const o = occupancy(g, { threadsPerBlock: B, ...input });
+    let best = 0;
+    for (let t = g.warp; t <= g.maxThreadsPerBlock; t += g.warp) best = Math.max(best, occupancy(g, { threadsPerBlock: t, ...input }).occupancy);
+    return { g, o, best };
+  });
+  return { per, known: dyn !== null, smem: stat + (dyn ?? 0) };
+}
+
 export default defineCheck({
   id: 'kernel/hardcoded-block-size',
   pass: 3,
@@ -230,13 +282,13 @@ export default defineCheck({
   languages: ['cuda', 'nvrtc-in-python', 'python'],
   citation:
     '003 §3.1 Occupancy-Based Block Sizing ("NEVER hardcode block=(256, 1, 1). Always use the occupancy API"); 004 §H2.2 Techniques for Occupancy Tuning (Adjust block size; Use the CUDA Occupancy API)',
-  summary: 'Launch block size written as a literal (or a #define / constexpr / literal tuple) instead of coming from the occupancy API.',
+  summary: 'Launch block size written as a literal (or a #define / constexpr / literal tuple) that leaves occupancy on the table on some target, or on a register-heavy kernel, instead of coming from the occupancy API.',
   why: 'The best block size depends on the kernel\'s registers and shared memory and on the GPU (2,048 threads/SM on A100/H100, 1,536 on RTX 3090/4090, 003 §3.1); a 1,024-thread block can limit an SM to one resident block (004 §H2.2), so 003 §3.1 says never hard-code it.',
   messages: {
     hardcoded:
-      'Block size is hard-coded ({{b}} threads); derive it from the occupancy API ({{api}}), which accounts for registers and shared memory. Even before registers, {{b}}-thread blocks allow {{figures}}: `{{code}}`.',
+      'Block size is hard-coded ({{b}} threads); derive it from the occupancy API ({{api}}), which accounts for registers and shared memory. Even before registers, {{b}}-thread blocks{{smem}} allow {{figures}}, less than another block size reaches on some target: `{{code}}`.',
     hardcodedFull:
-      'Block size is hard-coded ({{b}} threads) in `{{code}}`: full occupancy on every target before registers and shared memory count ({{figures}}), so only the kernel\'s own resource use can make it a poor choice; the occupancy API ({{api}}) would account for it.',
+      'Block size is hard-coded ({{b}} threads) in `{{code}}`: the best occupancy on every target before registers count ({{figures}}), but the kernel keeps {{words}} 32-bit words of per-thread arrays, so registers can limit residency at this size; the occupancy API ({{api}}) would account for them.',
   },
   fix: 'judgment',
   supersedes: ['kernel/missing-launch-bounds'],
@@ -275,16 +327,21 @@ export default defineCheck({
           if (lockstepWithFixed(l, fixed)) continue;
           const lb = l.kernel?.fn.launchBounds?.maxThreads;
           if (lb && l.kernel!.model.constValue(lb) === B && commentNear(ctx.source.text, l.node.startPosition.row)) continue;
-          const occ = ctx.config.targets.map((g) => ({ g, o: occupancy(g, { threadsPerBlock: B }) }));
+          const { per: occ, known, smem } = residency(l, B, ctx.config.targets, ctx.config, python ? null : ctx.get(cudaModel));
           const figures = occ.map(({ g, o }) => `${o.blocks} block(s)/SM on ${g.name} (${pct(o.occupancy)} occupancy)`).join(', ');
-          // The message's own figures decide the severity: full occupancy everywhere leaves only the register/shared-memory risk.
-          const full = occ.length > 0 && occ.every(({ o }) => o.occupancy >= 1);
+          // The constant reaches the best occupancy any block size could on every target (with the kernel's shared memory,
+          // registers at the model's default): the occupancy API would gain nothing unless registers limit the kernel.
+          const atBest = known && occ.length > 0 && occ.every(({ o, best }) => o.occupancy > 0 && o.occupancy >= best - 1e-9);
+          const words = localArrayWords(l);
+          const heavy = words !== null && words >= HEAVY_LOCAL_WORDS;
+          if (atBest && !heavy) continue;
+          const full = atBest;
           const project = python && ctx.projectVocabulary;
           const api = project ? 'runtime.launch_config / cudaOccupancyMaxPotentialBlockSize' : python ? 'cudaOccupancyMaxPotentialBlockSize through cuda-python, bounded by the kernel\'s `max_threads_per_block`' : 'cudaOccupancyMaxPotentialBlockSize';
           ctx.report({
             node: l.node,
             messageId: full ? 'hardcodedFull' : 'hardcoded',
-            data: { b: B, figures, code: quote(l.node), api },
+            data: { b: B, figures, code: quote(l.node), api, words: words ?? 0, smem: smem ? ` with ${smem} B of shared memory per block` : '' },
             groupKey: String(B),
             subject: l.kernel ? `kernel:${l.kernel.fn.name}` : undefined,
             ...(full ? { severity: 'low-medium' as const } : {}),
