@@ -26,16 +26,16 @@ function cuda(ctx: CheckContext): void {
   if (cm.testOrBench) return;
   const facts = ctx.get(streamFacts);
   const vocab = ctx.config.vocab;
-  if (!facts.syncs.some((s) => s.scope === 'stream')) return;
+  if (!facts.syncs.some((s) => s.scope === 'stream' || s.scope === 'device')) return;
   const ops = cudaOps(cm, facts.uses, new Set(facts.streams.map((s) => s.name)));
   const cache = new Map<number, FnFacts>();
   for (const s of facts.syncs) {
-    if (s.scope !== 'stream') continue;
+    if (s.scope !== 'stream' && s.scope !== 'device') continue;
     const f = cm.functionOf(s.node);
     if (!f || !f.isHost || cm.debugGated(s.node) || (f.body && traceGated(s.node, f.body)) || SETUP_FN.test(f.name ?? '')) continue;
     if (fenceMarked(cppStatement(s.node), vocab.sync_fence_markers)) continue;
     const b = ops.find((o) => contains(f.node, o.node) && o.node.startIndex >= s.node.endIndex && cppFlowsTo(s.node, o.node));
-    if (!b || !crossStreamOrder(cm, facts, f.node, s, b, ops)) continue;
+    if (!b || !(s.scope === 'stream' ? crossStreamOrder(cm, facts, f.node, s, b, ops) : deviceHandOff(facts, f.node, s, b, ops))) continue;
     let ff = cache.get(f.node.id);
     if (!ff) cache.set(f.node.id, (ff = fnFacts(cm, f.node)));
     // Memory both sides can read (managed, pinned) that the host touches later may hold the synced stream's results.
@@ -43,7 +43,8 @@ function cuda(ctx: CheckContext): void {
     if (f.node.descendantsOfType('identifier').some((i) => i.startIndex >= s.node.endIndex && shared.has(i.text))) continue;
     // The host touches nothing between the sync and the consumer's work (no read, copy, free, timer, file write).
     if (cppHostTouches(cm, ff, s.node, s.node, b.node, vocab.timing_calls)) continue;
-    ctx.report({ node: s.node, messageId: 'cuda', data: { code: quote(s.node), from: streamLabel(s.target), to: streamLabel(b.stream) }, fix: { description: CUDA_FIX } });
+    const from = s.scope === 'stream' ? streamLabel(s.target) : `the whole device (last work on ${streamLabel(lastBefore(ops, f.node, s.node)?.stream ?? null)})`;
+    ctx.report({ node: s.node, messageId: 'cuda', data: { code: quote(s.node), from, to: streamLabel(b.stream) }, fix: { description: CUDA_FIX } });
   }
 }
 
@@ -66,6 +67,25 @@ function crossStreamOrder(cm: CudaModel, facts: StreamFacts, fn: SyntaxNode, s: 
   const loop = cm.loopOf(s.node);
   const before = (c: SyntaxNode) => c.endIndex <= s.node.startIndex || (!!loop && contains(loop, c));
   return !!owner && cm.calls.some((c) => contains(fn, c.node) && before(c.node) && c.args.some((a) => a.text.replace(/\s+/g, '').replace(/^&/, '') === owner));
+}
+
+function lastBefore(ops: Op[], fn: SyntaxNode, sync: SyntaxNode): Op | undefined {
+  let last: Op | undefined;
+  for (const o of ops) if (contains(fn, o.node) && o.node.endIndex <= sync.startIndex && cppFlowsTo(o.node, sync)) last = o;
+  return last;
+}
+
+/**
+ * `cudaDeviceSynchronize()` between work on named stream `a` (the last operation before it) and the next
+ * operation, on another named stream `b`, in a function that copies nothing back asynchronously: the whole
+ * device drains only so that `b` starts after `a`.
+ */
+function deviceHandOff(facts: StreamFacts, fn: SyntaxNode, s: SyncPoint, b: Op, ops: Op[]): boolean {
+  const a = lastBefore(ops, fn, s.node);
+  const from = streamKey(a?.stream ?? null);
+  const to = streamKey(b.stream);
+  if (!from || !to || from === to || to === 'cudaStreamPerThread' || from === 'cudaStreamPerThread') return false;
+  return !facts.asyncD2H.some((d) => contains(fn, d.node));
 }
 
 // ---------------------------------------------------------------------------------------------
