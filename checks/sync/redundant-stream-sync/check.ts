@@ -1,7 +1,8 @@
-import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
+import { cudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { cppFlowsTo, cppStatement } from '../../../src/analysis/flow.js';
-import { isNullStream, streamFacts, streamKey, streamLabel, streamText, type StreamFacts, type SyncPoint } from '../../../src/analysis/streams.js';
+import { streamFacts, streamLabel, type SyncPoint } from '../../../src/analysis/streams.js';
+import { cppHostTouches, cudaOps, fenceMarked, findLast, fnFacts, traceGated, withItems, type FnFacts } from '../../../src/analysis/hostsync.js';
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -14,7 +15,6 @@ const PY_NULL_STREAM = /^(None|0|(cp|cupy)\.cuda\.Stream\.null|Stream\.null|(cp|
 const CURRENT_STREAM = /get_current_stream\(\s*\)$/;
 // A `with` block that measures or traces what it encloses: the sync before its exit bounds the measurement.
 const MEASURE_CONTEXT = /tim(e|er|ing)|profil|trace|tracing|nvtx|annotate|range|span|stage|bench|measure|stopwatch/i;
-const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|timing|TRACE|PROFILE)\w*\b/;
 const DEVICE_SWITCH = /(^|\.)(setDevice|cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent|use)$/;
 
 /** Whole source lines that hold only this statement (and comments): deleting them removes nothing else. */
@@ -46,42 +46,13 @@ function pyStatement(n: SyntaxNode): SyntaxNode {
   return cur;
 }
 
-function fenceMarked(stmt: SyntaxNode, markers: readonly string[]): boolean {
-  const comments = commentsAround(stmt).map((c) => c.toLowerCase());
-  return comments.some((c) => markers.some((mk) => c.includes(mk.toLowerCase())));
-}
 
-/** An `if` around `n` whose condition turns tracing or profiling on: such a sync exists to measure. */
-function traceGated(n: SyntaxNode, stop: SyntaxNode): boolean {
-  for (let p = n.parent; p && p.id !== stop.id; p = p.parent) {
-    if (p.type === 'if_statement' || p.type === 'elif_clause') {
-      const cond = p.childForFieldName('condition');
-      if (cond && !contains(cond, n) && TRACE_COND.test(cond.text)) return true;
-    }
-  }
-  return false;
-}
 
-function findLast<T>(list: T[], pred: (x: T) => boolean): T | undefined {
-  for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return list[i];
-  return undefined;
-}
 
-interface Op {
-  node: SyntaxNode;
-  stream: string | null;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Python (CuPy, cuda-python, vibeSpatial runtime)
 
-function withItems(w: SyntaxNode): SyntaxNode[] {
-  const clause = w.namedChildren.find((c) => c.type === 'with_clause');
-  return (clause?.namedChildren ?? []).filter((c) => c.type === 'with_item').map((i) => {
-    const v = i.childForFieldName('value') ?? i.namedChildren[0];
-    return v?.type === 'as_pattern' ? v.namedChildren[0] : v;
-  }).filter((v): v is SyntaxNode => !!v);
-}
 
 function python(ctx: CheckContext): void {
   const m = ctx.get(pythonModel);
@@ -259,10 +230,6 @@ function alwaysRuns(sync: SyntaxNode, body: SyntaxNode): boolean {
 // ---------------------------------------------------------------------------------------------
 // CUDA C++ host code
 
-const BLOCKING_COPY = /^(cudaMemcpy|cudaMemcpy2D|cudaMemcpy3D|cudaMemcpyToSymbol|cudaMemcpyFromSymbol|cudaMemcpyPeer|cuMemcpy|cuMemcpyDtoH|cuMemcpyHtoD|cuMemcpyDtoD)(_v2)?$/;
-const FREES = /^(cudaFree|cudaFreeHost|cudaFreeArray|cuMemFree|cuMemFree_v2|cuMemFreeHost|free)$/;
-const HOST_ACCESSIBLE_ALLOC = /^(cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cuMemAllocManaged|cuMemAllocHost|cuMemHostAlloc|malloc)$/;
-const FILE_IO = /^(fwrite|fprintf|fputs|fflush|write|fclose)$/;
 
 function cuda(ctx: CheckContext): void {
   const cm = ctx.get(cudaModel);
@@ -273,13 +240,7 @@ function cuda(ctx: CheckContext): void {
   const streamNames = new Set(facts.streams.map((s) => s.name));
   const touchCache = new Map<number, FnFacts>();
 
-  const ops: Op[] = facts.uses.map((u) => ({ node: u.node, stream: u.stream }));
-  const seen = new Set(ops.map((o) => o.node.id));
-  for (const c of cm.calls) {
-    if (!cm.isGpuOp(c.node) || seen.has(c.node.id)) continue;
-    ops.push({ node: c.node, stream: libraryStream(c.args, streamNames) });
-  }
-  ops.sort((x, y) => x.node.startIndex - y.node.startIndex);
+  const ops = cudaOps(cm, facts.uses, streamNames);
 
   for (const s of facts.syncs) {
     if (s.scope === 'event') continue;
@@ -291,19 +252,6 @@ function cuda(ctx: CheckContext): void {
     const prior = mine.filter((o) => o.node.endIndex <= s.node.startIndex);
     const a = findLast(prior, (o) => cppFlowsTo(o.node, s.node));
     const b = mine.find((o) => o.node.startIndex >= s.node.endIndex && cppFlowsTo(s.node, o.node));
-    if (b && s.scope === 'stream' && crossStreamOrder(cm, facts, f.node, s, b, ops)) {
-      let ff = touchCache.get(f.node.id);
-      if (!ff) touchCache.set(f.node.id, (ff = fnFacts(cm, f.node)));
-      // As for one stream: the host touches nothing between the sync and `b`, and (crossStreamOrder) reads
-      // nothing back from the synced stream: it waits only so that `b` starts after that stream's work.
-      // Memory both sides can read (managed, pinned) that the host touches later may hold the synced stream's results.
-      const shared = new Set(ff.calls.filter((c) => /^(cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cuMemAllocManaged|cuMemAllocHost|cuMemHostAlloc)$/.test(c.name)).map((c) => /[A-Za-z_]\w*/.exec(c.args[0]?.text.replace(/^\s*\([^()]*\)\s*/, '') ?? '')?.[0]));
-      const hostReadLater = f.node.descendantsOfType('identifier').some((i) => i.startIndex >= s.node.endIndex && shared.has(i.text));
-      if (!hostReadLater && !cppHostTouches(cm, ff, s.node, s.node, b.node, vocab.timing_calls)) {
-        ctx.report({ node: s.node, messageId: 'crossStream', data: { code: quote(s.node), from: streamLabel(s.target), to: streamLabel(b.stream) }, fix: { description: CROSS_STREAM_FIX } });
-      }
-      continue;
-    }
     if (!a || !b || a.stream !== b.stream) continue;
     if (s.scope === 'device' ? prior.some((o) => o.stream !== b.stream && cppFlowsTo(o.node, s.node)) : s.target !== b.stream) continue;
     let ff = touchCache.get(f.node.id);
@@ -318,95 +266,10 @@ function cuda(ctx: CheckContext): void {
   }
 }
 
-const CROSS_STREAM_FIX = 'Order the streams on the device: `cudaEventRecord(ev, producer)` after its work and `cudaStreamWaitEvent(consumer, ev, 0)` before the dependent work; the host keeps queuing while both streams run.';
 
-/**
- * `cudaStreamSynchronize(a)` whose next stream-ordered operation runs on another named stream `b`,
- * in a function that reads nothing back from `a` (no async device-to-host copy on it): the host
- * blocks only to start `b`'s work after `a`'s, which an event wait does on the device.
- */
-function crossStreamOrder(cm: CudaModel, facts: StreamFacts, fn: SyntaxNode, s: SyncPoint, b: Op, ops: Op[]): boolean {
-  const from = streamKey(s.target);
-  const to = streamKey(b.stream);
-  if (!from || !to || from === to || isNullStream(s.target) || to === 'cudaStreamPerThread') return false;
-  if (facts.asyncD2H.some((d) => contains(fn, d.node) && streamKey(d.stream) === from)) return false;
-  // Work on the synced stream itself: some op of the function runs on it, it is handed in, or it is a
-  // member of an object (`cfg.comm_stream`) that the function hands to a helper before the sync.
-  if (ops.some((o) => contains(fn, o.node) && streamKey(o.stream) === from)) return true;
-  if (cm.functionOf(fn.childForFieldName('body') ?? fn)?.params.some((p) => p.text.includes(from))) return true;
-  const owner = /^(.+?)(\.|->)\w+$/.exec(from)?.[1];
-  // Before the sync, or anywhere in a loop around it (the previous iteration's call).
-  const loop = cm.loopOf(s.node);
-  const before = (c: SyntaxNode) => c.endIndex <= s.node.startIndex || (!!loop && contains(loop, c));
-  return !!owner && cm.calls.some((c) => contains(fn, c.node) && before(c.node) && c.args.some((a) => a.text.replace(/\s+/g, '').replace(/^&/, '') === owner));
-}
 
-/** `cub::DeviceScan::ExclusiveSum(..., stream)` / `thrust::sort(thrust::cuda::par.on(s), ...)`: the stream argument, if any. */
-function libraryStream(args: SyntaxNode[], streamNames: Set<string>): string | null {
-  const on = args[0] && /\.on\(\s*([^)]+?)\s*\)/.exec(args[0].text);
-  if (on) return streamText({ text: on[1] } as SyntaxNode);
-  const last = args[args.length - 1];
-  if (last && (streamNames.has(last.text) || /stream/i.test(last.text))) return streamText(last);
-  return null;
-}
 
-interface FnFacts {
-  calls: CudaModel['calls'];
-  /** Pointers the host can dereference (managed, pinned, malloc) and async-copy host ends. */
-  hostPtrs: Set<string>;
-  /** Every pointer variable of the function. */
-  ptrs: Set<string>;
-  /** Host accesses that may read device results: subscripts, dereferences, `->`, `delete`, host_vector copies. */
-  accesses: SyntaxNode[];
-}
 
-function fnFacts(cm: CudaModel, fn: SyntaxNode): FnFacts {
-  const calls = cm.calls.filter((c) => contains(fn, c.node));
-  const hostPtrs = new Set<string>();
-  const ptrs = new Set<string>();
-  // `(void**)&d_x`, `host_out.data()`, `h_xy + 2 * b * n`, `&last`: the variable that names the buffer.
-  const baseName = (e: SyntaxNode | undefined) => (e ? /[A-Za-z_]\w*/.exec(e.text.replace(/^\s*\([^()]*\)\s*/, ''))?.[0] : undefined);
-  for (const c of calls) {
-    if (HOST_ACCESSIBLE_ALLOC.test(c.name)) {
-      const n = c.name === 'malloc' ? (c.node.parent?.type === 'init_declarator' ? c.node.parent.childForFieldName('declarator')?.text.replace(/^\*+/, '') : undefined) : baseName(c.args[0]);
-      if (n) hostPtrs.add(n);
-    }
-    const allocated = /^cudaMalloc/.test(c.name) ? baseName(c.args[0]) : undefined;
-    if (allocated) ptrs.add(allocated);
-    // Both ends of an async copy that touch host memory: the D2H destination and the H2D source.
-    if (/^cudaMemcpy\w*Async$/.test(c.name)) {
-      const host = /DeviceToHost/.test(c.node.text) ? c.args[0] : /HostToDevice/.test(c.node.text) ? c.args[1] : /Default/.test(c.node.text) ? c.args[0] : undefined;
-      const name = baseName(host);
-      if (name) hostPtrs.add(name);
-    }
-  }
-  for (const d of fn.descendantsOfType('pointer_declarator')) {
-    const id = d.descendantsOfType('identifier')[0];
-    if (id) ptrs.add(id.text);
-  }
-  const accesses = fn.descendantsOfType(['subscript_expression', 'pointer_expression', 'field_expression', 'delete_expression', 'identifier', 'declaration']).filter((n) => {
-    if (n.type === 'delete_expression') return true;
-    if (n.type === 'declaration') return /\bhost_vector\b/.test(n.text);
-    if (n.type === 'identifier') return hostPtrs.has(n.text);
-    if (n.type === 'field_expression' && !n.text.includes('->')) return false;
-    const base = n.namedChildren[0];
-    return base?.type === 'identifier' && (ptrs.has(base.text) || hostPtrs.has(base.text));
-  });
-  return { calls, hostPtrs, ptrs, accesses };
-}
-
-function cppHostTouches(cm: CudaModel, f: FnFacts, sync: SyntaxNode, a: SyntaxNode, b: SyntaxNode, timing: readonly string[]): boolean {
-  const after = (n: SyntaxNode) => n.startIndex >= sync.endIndex && n.startIndex < b.startIndex;
-  for (const c of f.calls) {
-    if (c.node.startIndex > a.endIndex && c.node.startIndex < b.startIndex && /^(cudaSetDevice|cuCtxSetCurrent|cuCtxPushCurrent|cuCtxPopCurrent)$/.test(c.name)) return true;
-    if (!after(c.node) || contains(c.node, sync)) continue;
-    if (BLOCKING_COPY.test(c.name) || FREES.test(c.name) || (FILE_IO.test(c.name) && !/^(stderr|stdout)$/.test(c.args[0]?.text ?? '')) || matchesVocab(c.path, timing)) return true;
-    if (/^thrust::copy/.test(c.path)) return true;
-    // A device pointer handed to a host library (MPI, a file writer, a checksum): it reads data the GPU produced.
-    if (!cm.isGpuOp(c.node) && !/^(cuda|cu[A-Z]|nvtx|cub::|thrust::)/.test(c.path) && c.args.some((x) => (x.type === 'identifier' ? [x] : x.descendantsOfType('identifier')).some((i) => f.ptrs.has(i.text) || f.hostPtrs.has(i.text)))) return true;
-  }
-  return f.accesses.some(after);
-}
 
 export default defineCheck({
   id: ID,
@@ -422,8 +285,6 @@ export default defineCheck({
   messages: {
     redundant:
       'Synchronization `{{code}}` between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
-    crossStream:
-      'Host synchronization `{{code}}` waits for {{from}} only to order the next work, on {{to}}: the host stalls and stops queuing; an event recorded on the first stream and waited for by the second orders them on the device.',
     helper:
       '`{{code}}` synchronizes (it calls `{{inner}}`) between two operations on the same stream ({{stream}}): stream order already guarantees they run in sequence, so this only stalls the pipeline.',
   },
