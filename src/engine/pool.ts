@@ -115,6 +115,50 @@ function builtinIds(checks: readonly CheckDef[] | undefined): string[] | null | 
 
 export class FileTimeout extends Error {}
 
+/** The pool a review's work goes to, with what every task carries; null when work stays on the main thread. */
+interface PoolHandle {
+  n: number;
+  pool: Piscina;
+  config: PortableConfig;
+  configKey: string;
+  checkIds: string[] | null;
+}
+
+function poolFor(opts: Pick<ReviewOptions, 'config' | 'checks' | 'workers'>): PoolHandle | null {
+  const n = poolThreads(opts);
+  const script = n === 0 ? null : workerScript();
+  if (!script) return null;
+  const ids = builtinIds(opts.checks);
+  if (ids === false) return null;
+  const config = portableConfig(opts.config);
+  return { n, pool: getPool(n, script), config, configKey: JSON.stringify(config), checkIds: ids };
+}
+
+/**
+ * One task in a slot of the pool: its budget is taken when the slot is free (a file's clock starts
+ * when it starts, not while it waits); the worker stops itself at the budget and is terminated
+ * HARD_STOP_GRACE_MS later, which rejects with `stopped(budget)`.
+ */
+async function bounded<R>(h: PoolHandle, budgetNow: () => number, task: (budgetMs: number) => unknown, name: string | undefined, stopped: (budget: number) => Error): Promise<R> {
+  await slot(h.n);
+  const budget = budgetNow();
+  const ac = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort();
+  }, Math.max(1, budget) + HARD_STOP_GRACE_MS);
+  try {
+    return (await h.pool.run(task(Math.max(1, budget)), { signal: ac.signal, ...(name ? { name } : {}) })) as R;
+  } catch (e) {
+    if (timedOut) throw stopped(budget);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    release();
+  }
+}
+
 /**
  * The function review() runs each file through, or null when files stay on the main thread
  * (no worker script, GPU_REVIEW_WORKERS=0, or checks that are not the built-in ones). It resolves
@@ -125,36 +169,19 @@ export function isolatedRunner(
   scope: Scope,
   reviewDeadline: number,
 ): { threads: number; run: (file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone> } | null {
-  const n = poolThreads(opts);
-  const script = n === 0 ? null : workerScript();
-  if (!script) return null;
-  const ids = builtinIds(opts.checks);
-  if (ids === false) return null;
-  const config = portableConfig(opts.config);
-  const configKey = JSON.stringify(config);
-  const p = getPool(n, script);
+  const h = poolFor(opts);
+  if (!h) return null;
+  const fileMs = opts.config.limits.fileTimeoutMs;
   return {
-    threads: n,
-    run: async (file, content) => {
-      await slot(n);
-      const budget = Math.min(opts.config.limits.fileTimeoutMs, reviewDeadline - performance.now());
-      const ac = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        ac.abort();
-      }, Math.max(1, budget) + HARD_STOP_GRACE_MS);
-      try {
-        const task: WorkerTask = { config, configKey, checkIds: ids, scope, file, content, budgetMs: Math.max(1, budget) };
-        return (await p.run(task, { signal: ac.signal })) as FileDone;
-      } catch (e) {
-        if (timedOut) throw new FileTimeout(budget < opts.config.limits.fileTimeoutMs ? 'review' : 'file');
-        throw e;
-      } finally {
-        clearTimeout(timer);
-        release();
-      }
-    },
+    threads: h.n,
+    run: (file, content) =>
+      bounded<FileDone>(
+        h,
+        () => Math.min(fileMs, reviewDeadline - performance.now()),
+        (budgetMs): WorkerTask => ({ config: h.config, configKey: h.configKey, checkIds: h.checkIds, scope, file, content, budgetMs }),
+        undefined,
+        (budget) => new FileTimeout(budget < fileMs ? 'review' : 'file'),
+      ),
   };
 }
 
@@ -183,35 +210,18 @@ export interface NamedTaskEnvelope<T> {
 
 /**
  * A named export of review-worker.ts run in the review pool, with the same slots and the same
- * deadline rule as files (the worker stops itself at its budget; it is terminated
- * HARD_STOP_GRACE_MS later). Null when work stays on the main thread (see isolatedRunner).
+ * deadline rule as files. `deadline` is a performance.now() time. Null when work stays on the main
+ * thread (see isolatedRunner).
  */
-export function isolatedTask<T, R>(name: string, opts: Pick<ReviewOptions, 'config' | 'checks' | 'workers'>): ((payload: T, budgetMs: number) => Promise<R>) | null {
-  const n = poolThreads(opts);
-  const script = n === 0 ? null : workerScript();
-  if (!script) return null;
-  const ids = builtinIds(opts.checks);
-  if (ids === false) return null;
-  const config = portableConfig(opts.config);
-  const configKey = JSON.stringify(config);
-  const p = getPool(n, script);
-  return async (payload, budgetMs) => {
-    await slot(n);
-    const ac = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ac.abort();
-    }, Math.max(1, budgetMs) + HARD_STOP_GRACE_MS);
-    try {
-      const task: NamedTaskEnvelope<T> = { config, configKey, checkIds: ids, budgetMs: Math.max(1, budgetMs), payload };
-      return (await p.run(task, { name, signal: ac.signal })) as R;
-    } catch (e) {
-      if (timedOut) throw new FileTimeout('its time budget was spent');
-      throw e;
-    } finally {
-      clearTimeout(timer);
-      release();
-    }
-  };
+export function isolatedTask<T, R>(name: string, opts: Pick<ReviewOptions, 'config' | 'checks' | 'workers'>): ((payload: T, deadline: number) => Promise<R>) | null {
+  const h = poolFor(opts);
+  if (!h) return null;
+  return (payload, deadline) =>
+    bounded<R>(
+      h,
+      () => deadline - performance.now(),
+      (budgetMs): NamedTaskEnvelope<T> => ({ config: h.config, configKey: h.configKey, checkIds: h.checkIds, budgetMs, payload }),
+      name,
+      () => new FileTimeout('its time budget was spent'),
+    );
 }

@@ -55,7 +55,7 @@ export async function runPass7Isolated(out: ReviewOutput, opts: IsolatedPass7Opt
       const lines = out.fileLines.get(path);
       if (!report || !diffFile || !lines) return decline('the whole file is not available');
       try {
-        const got = await run({ path, findings, report, diffFile, lines, compile: opts.compile }, budget);
+        const got = await run({ path, findings, report, diffFile, lines, compile: opts.compile }, deadline);
         got.outcomes.forEach((o, i) => {
           const f = findings[i];
           f.rewrite = o.rewrite;
