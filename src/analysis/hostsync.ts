@@ -6,10 +6,15 @@
  */
 import type { CudaModel } from './cuda.js';
 import { streamText } from './streams.js';
-import { commentsAround, contains, matchesVocab } from './syntax.js';
+import { commentsAround, contains, lastName, matchesVocab } from './syntax.js';
 import type { SyntaxNode } from '../engine/types.js';
 
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|timing|TRACE|PROFILE)\w*\b/;
+/** Whether the source text names any `sync_calls` entry: the sync rules skip their stream analysis otherwise. */
+export function mentionsSyncCall(text: string, syncCalls: readonly string[]): boolean {
+  return syncCalls.some((e) => text.includes(lastName(e) ?? e));
+}
+
 export const BLOCKING_COPY = /^(cudaMemcpy|cudaMemcpy2D|cudaMemcpy3D|cudaMemcpyToSymbol|cudaMemcpyFromSymbol|cudaMemcpyPeer|cuMemcpy|cuMemcpyDtoH|cuMemcpyHtoD|cuMemcpyDtoD)(_v2)?$/;
 export const FREES = /^(cudaFree|cudaFreeHost|cudaFreeArray|cuMemFree|cuMemFree_v2|cuMemFreeHost|free)$/;
 export const HOST_ACCESSIBLE_ALLOC = /^(cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cuMemAllocManaged|cuMemAllocHost|cuMemHostAlloc|malloc)$/;

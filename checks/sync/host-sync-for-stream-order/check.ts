@@ -1,7 +1,7 @@
 import { cudaModel, type CudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel, runsAtImport } from '../../../src/analysis/python.js';
 import { cppFlowsTo, cppStatement } from '../../../src/analysis/flow.js';
-import { cppHostTouches, cudaOps, fenceMarked, fnFacts, traceGated, type FnFacts, type Op } from '../../../src/analysis/hostsync.js';
+import { cppHostTouches, cudaOps, fenceMarked, fnFacts, mentionsSyncCall, traceGated, type FnFacts, type Op } from '../../../src/analysis/hostsync.js';
 import { isNullStream, pyIsStreamExpr, pyStreamOf, pyWithItems, streamFacts, streamKey, streamLabel, type StreamFacts, type SyncPoint } from '../../../src/analysis/streams.js';
 import { calleePath, contains, lastName, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
@@ -186,8 +186,7 @@ export default defineCheck({
   create(ctx) {
     return {
       'source:exit'() {
-        const text = ctx.source.text;
-        if (!ctx.config.vocab.sync_calls.some((e) => text.includes(lastName(e) ?? e))) return;
+        if (!mentionsSyncCall(ctx.source.text, ctx.config.vocab.sync_calls)) return;
         if (ctx.source.language === 'python') python(ctx);
         else if (ctx.source.language === 'cuda') cuda(ctx);
       },

@@ -2,7 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { cppFlowsTo, cppStatement } from '../../../src/analysis/flow.js';
 import { streamFacts, streamLabel, type SyncPoint } from '../../../src/analysis/streams.js';
-import { cppHostTouches, cudaOps, fenceMarked, findLast, fnFacts, traceGated, withItems, type FnFacts } from '../../../src/analysis/hostsync.js';
+import { cppHostTouches, cudaOps, fenceMarked, findLast, fnFacts, mentionsSyncCall, traceGated, withItems, type FnFacts } from '../../../src/analysis/hostsync.js';
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
 import type { SyntaxNode } from '../../../src/engine/types.js';
@@ -293,8 +293,7 @@ export default defineCheck({
     return {
       'source:exit'() {
         // Every sync this rule reports names a `sync_calls` entry in the text; skip the stream analysis otherwise.
-        const text = ctx.source.text;
-        if (!ctx.config.vocab.sync_calls.some((e) => text.includes(lastName(e) ?? e))) return;
+        if (!mentionsSyncCall(ctx.source.text, ctx.config.vocab.sync_calls)) return;
         if (ctx.source.language === 'python') python(ctx);
         else if (ctx.source.language === 'cuda') cuda(ctx);
       },

@@ -13,16 +13,23 @@ export function launchAt(n: SyntaxNode): SyntaxNode | null {
   return inner?.parent ?? null;
 }
 
+/** The `<<<…>>>` launch at or around the finding and its configuration arguments (comments left out). */
+export function launchConfigAt(n: SyntaxNode): { call: SyntaxNode; cfg: SyntaxNode; args: SyntaxNode[] } | null {
+  const call = launchAt(n);
+  if (!call) return null;
+  const cfg = call.namedChildren.find((c) => c.type === 'kernel_call_syntax')!;
+  return { call, cfg, args: cfg.namedChildren.filter((c) => c.type !== 'comment') };
+}
+
 /** A kernel launch on the legacy default stream → the same launch on the function's one stream. */
 export const launchOnStream: Template = {
   id: 'launch-on-stream',
   rules: ['sync/default-stream-launch-in-library', 'sync/null-stream-in-multistream-code'],
   languages: ['cuda'],
   build(ctx: TemplateContext): TemplateResult {
-    const call = launchAt(ctx.node);
-    if (!call) return { decline: 'not a <<<…>>> kernel launch' };
-    const cfg = call.namedChildren.find((c) => c.type === 'kernel_call_syntax')!;
-    const args = cfg.namedChildren.filter((c) => c.type !== 'comment');
+    const launch = launchConfigAt(ctx.node);
+    if (!launch) return { decline: 'not a <<<…>>> kernel launch' };
+    const { call, cfg, args } = launch;
     if (args.length < 2 || args.length > 4) return { decline: 'launch configuration is not <<<grid, block[, smem[, stream]]>>>' };
     if (args.length === 4 && !NULL_STREAM.test(args[3].text.trim())) return { decline: `launch already names a stream (${args[3].text})` };
     const s = functionStream(ancestorOf(call, ['function_definition']));

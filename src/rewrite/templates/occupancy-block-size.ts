@@ -3,7 +3,7 @@ import type { SyntaxNode } from '../../engine/types.js';
 import { freshName, identifiersIn } from '../context.js';
 import { indentOf } from '../edit.js';
 import type { Template, TemplateContext, TemplateResult } from '../types.js';
-import { launchAt } from './launch-on-stream.js';
+import { launchConfigAt } from './launch-on-stream.js';
 
 /** The item count N of a grid spelled `(N + B - 1) / B`, `(N + B-1) / B`, `ceil_div(N, B)` with block B. */
 export function gridCount(grid: string, b: number): string | null {
@@ -32,10 +32,9 @@ export const occupancyBlockSize: Template = {
   rules: ['kernel/hardcoded-block-size'],
   languages: ['cuda'],
   build(ctx: TemplateContext): TemplateResult {
-    const call = launchAt(ctx.node);
-    if (!call) return { decline: 'not a <<<…>>> kernel launch' };
-    const cfg = call.namedChildren.find((c) => c.type === 'kernel_call_syntax')!;
-    const args = cfg.namedChildren.filter((c) => c.type !== 'comment');
+    const launch = launchConfigAt(ctx.node);
+    if (!launch) return { decline: 'not a <<<…>>> kernel launch' };
+    const { call, cfg, args } = launch;
     if (args.length < 2) return { decline: 'launch configuration has no block argument' };
     const b = blockOf(args[1]);
     if (b === null) return { decline: `block size \`${args[1].text}\` is not a one-dimensional literal` };
