@@ -156,6 +156,7 @@ import syncCudafreeOfAsyncAllocation from '../../checks/sync/cudafree-of-async-a
 import syncCupyOpsOutsideExternalStream from '../../checks/sync/cupy-ops-outside-external-stream/check.js';
 import syncDebugPrintDeviceArray from '../../checks/sync/debug-print-device-array/check.js';
 import syncDefaultStreamLaunchInLibrary from '../../checks/sync/default-stream-launch-in-library/check.js';
+import syncDeviceSyncInLibrary from '../../checks/sync/device-sync-in-library/check.js';
 import syncHostSyncForStreamOrder from '../../checks/sync/host-sync-for-stream-order/check.js';
 import syncLenViaHostCopy from '../../checks/sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from '../../checks/sync/malloc-free-in-hot-path/check.js';
@@ -326,6 +327,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncCupyOpsOutsideExternalStream,
   syncDebugPrintDeviceArray,
   syncDefaultStreamLaunchInLibrary,
+  syncDeviceSyncInLibrary,
   syncHostSyncForStreamOrder,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,

@@ -157,6 +157,7 @@ export const RULE_IDS: readonly string[] = [
   'sync/cupy-ops-outside-external-stream',
   'sync/debug-print-device-array',
   'sync/default-stream-launch-in-library',
+  'sync/device-sync-in-library',
   'sync/host-sync-for-stream-order',
   'sync/len-via-host-copy',
   'sync/malloc-free-in-hot-path',
