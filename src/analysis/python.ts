@@ -130,6 +130,18 @@ const DEVICE_NAME = /^(d|dev|gpu)_|_(gpu|dev|device)$/;
 const DEVICE_HANDLE_NAME = /(^|_)(each|per|all|any|every|same|which|target|default|torch|cuda|current|compute|main|src|dst|source|dest|to|from|on|my|the|orig|original|prev|next|other|local|host|input|output|is|use|has|get|set|num|n)_(device|dev)$/;
 export const deviceByName = (name: string): boolean => DEVICE_NAME.test(name) && !DEVICE_HANDLE_NAME.test(name);
 
+/**
+ * Annotations of device arrays: CuPy / Numba device arrays, and warp arrays (warp allocates on its
+ * default CUDA device, as `device_default_factories` reads `wp.zeros`).
+ */
+const DEVICE_ANNOTATION = /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/;
+// Warp arrays only as the whole annotation (optionally `| None`): `wp.array | Sequence[int]` accepts host data too.
+const WARP_ARRAY = String.raw`(?:wp|warp)\.(?:array|array[1-4]d|indexedarray|fabricarray)\b(?:\([^()]*\))?`;
+const WARP_ANNOTATION = new RegExp(String.raw`^(?:Optional\[\s*)?${WARP_ARRAY}\s*\]?(?:\s*\|\s*None)?$`);
+/** `Sequence[wp.array]`, `list[cp.ndarray]`, `tuple[cp.ndarray, ...]`, optionally `| None`: a host container of device arrays. */
+const DEVICE_CONTAINER_ANNOTATION = new RegExp(
+  String.raw`^(?:Optional\[\s*)?(?:typing\.)?(?:list|List|tuple|Tuple|Sequence|Iterable|Iterator)\[\s*(?:${WARP_ARRAY}|(?:cp|cupy)\.ndarray)\s*(?:,\s*\.\.\.\s*)?\]\s*\]?(?:\s*\|\s*None)?$`,
+);
 const HOST_ANNOTATION =
   /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
 export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
@@ -201,9 +213,21 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
 
   const params = new Map<number, Set<string>>();
   const hostParams = new Map<number, Set<string>>();
+  // rulesA (#13): `cell_ijks: Sequence[wp.array]`, `bufs: list[cp.ndarray]`: a host container whose
+  // elements are device arrays (its loop elements and subscripts are DEVICE; see loopElementIsDevice).
+  const containerParams = new Map<number, Set<string>>();
   for (const fn of root.descendantsOfType('function_definition')) {
     const set = new Set<string>();
     const hostSet = new Set<string>();
+    const containerSet = new Set<string>();
+    containerParams.set(fn.id, containerSet);
+    // A warp kernel or device function (`@wp.kernel`, `@wp.func`) runs on the device: its `wp.array`
+    // parameters are not host-side device handles.
+    const deco = fn.parent?.type === 'decorated_definition' ? fn.parent.namedChildren.filter((c) => c.type === 'decorator').map((c) => c.text) : [];
+    // Project wrappers spell it `@cache.dynamic_kernel(...)`, `@dynamic_func`; a body that asks `wp.tid()` is a kernel too.
+    const deviceCode =
+      deco.some((d) => /^@\s*(?:[\w.]+\.)?(?:\w+_)?(?:kernel|func|func_\w+|jit)\b/.test(d)) ||
+      fn.descendantsOfType('call').some((c) => /^(wp|warp)\.tid$/.test(c.childForFieldName('function')?.text ?? ''));
     for (const p of fn.childForFieldName('parameters')?.namedChildren ?? []) {
       if (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') {
         const ty = p.childForFieldName('type')?.text ?? '';
@@ -212,8 +236,11 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         const hostToo = /\b(np|numpy)\.ndarray\b|ArrayLike\b/.test(ty);
         // `list[cp.ndarray]` is a host container of device arrays, and an `int`/`np.ndarray`
         // annotation overrides the `d_` naming convention.
-        if (name && HOST_ANNOTATION.test(ty.trim())) hostSet.add(name);
-        else if (name && !hostToo && /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/.test(ty)) set.add(name);
+        if (name && HOST_ANNOTATION.test(ty.trim())) {
+          hostSet.add(name);
+          if (!deviceCode && DEVICE_CONTAINER_ANNOTATION.test(ty.trim()) && !/device\s*=\s*["']cpu/.test(ty)) containerSet.add(name);
+        } else if (name && !hostToo && DEVICE_ANNOTATION.test(ty)) set.add(name);
+        else if (name && !deviceCode && WARP_ANNOTATION.test(ty.trim()) && !/device\s*=\s*["']cpu/.test(ty)) set.add(name);
       }
     }
     params.set(fn.id, set);
@@ -347,9 +374,20 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     }
     return best;
   }
+  /** `name` at `at` is a parameter annotated as a container of device arrays, not rebound in its function. */
+  function deviceContainerParam(n: SyntaxNode): boolean {
+    if (n.type !== 'identifier') return false;
+    for (let f: SyntaxNode | null = n.parent; f; f = f.parent) {
+      if (f.type !== 'function_definition') continue;
+      if (!containerParams.get(f.id)?.has(n.text)) continue;
+      return !assignsByScope.get(f.id)?.has(n.text);
+    }
+    return false;
+  }
   function loopElementIsDevice(v: SyntaxNode | null): boolean | undefined {
     const u = unparen(v);
     if (!u) return undefined;
+    if (deviceContainerParam(u)) return true;
     if (u.type === 'list' || u.type === 'tuple') return u.namedChildren.length > 0 && u.namedChildren.every((e) => isDevice(e)) ? true : undefined;
     // Unknown iterables (host lists of arrays, helpers) keep the `d_` naming convention.
     return isDevice(u) ? true : undefined;
@@ -667,7 +705,10 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
         return deviceByName(attr);
       }
       case 'subscript': {
-        return isDevice(n.childForFieldName('value'));
+        // `bufs[i]` of a `list[cp.ndarray]` parameter is one device array (a slice stays a host list).
+        const base = n.childForFieldName('value');
+        if (base && deviceContainerParam(base)) return !n.childrenForFieldName('subscript').some((x) => x.type === 'slice');
+        return isDevice(base);
       }
       case 'comparison_operator':
         // `d_x is None` compares Python object identity on the host: no kernel, no transfer.

@@ -44,6 +44,19 @@ function offStreamCopy(m: PyModel, d: D2H, loop: SyntaxNode, names: ReadonlySet<
   });
 }
 
+/**
+ * A helper that only reads back (`_offsets(arrays)`: a loop of `.numpy()` and host arithmetic) is still a
+ * ping-pong when a same-file caller queues GPU work after calling it: the reads stall that pipeline.
+ */
+function callerWorksAfter(m: PyModel, fn: SyntaxNode, root: SyntaxNode): boolean {
+  if (fn.type !== 'function_definition') return false;
+  return root.descendantsOfType('call').some((call) => {
+    if (m.calleeDef(call)?.id !== fn.id) return false;
+    const outer = m.scopeOf(call);
+    return outer.id !== fn.id && m.gpuWorkIn(outer).some((w) => w.startIndex >= call.endIndex && m.flowsTo(call, w));
+  });
+}
+
 export default defineCheck({
   id: 'host-device/get-in-loop',
   pass: 1,
@@ -76,7 +89,7 @@ export default defineCheck({
           const loops: SyntaxNode[] = [];
           for (let l: SyntaxNode | null = loop; l; l = m.loopOf(l)) loops.push(l);
           const work = m.gpuWorkIn(scope).some((w) => w.id !== d.node.id && (w.startIndex >= loop.endIndex || loops.some((l) => w.startIndex >= l.startIndex && w.endIndex <= l.endIndex)));
-          if (!work) continue;
+          if (!work && !callerWorksAfter(m, scope, ctx.source.root)) continue;
           if (iteratesHostListOfArrays(loop, d.target)) continue;
           if (offStreamCopy(m, d, loop, streamNames())) continue;
           ctx.report({
