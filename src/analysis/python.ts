@@ -136,12 +136,10 @@ export const deviceByName = (name: string): boolean => DEVICE_NAME.test(name) &&
  */
 const DEVICE_ANNOTATION = /\b(cp|cupy)\.ndarray\b|\bDeviceArray\b|\bDeviceBuffer\b/;
 // Warp arrays only as the whole annotation (optionally `| None`): `wp.array | Sequence[int]` accepts host data too.
-const WARP_ARRAY = String.raw`(?:wp|warp)\.(?:array|array[1-4]d|indexedarray|fabricarray)\b(?:\([^()]*\))?`;
-const WARP_ANNOTATION = new RegExp(String.raw`^(?:Optional\[\s*)?${WARP_ARRAY}\s*\]?(?:\s*\|\s*None)?$`);
+const WARP_ANNOTATION = /^(?:Optional\[\s*)?(?:wp|warp)\.(?:array|array[1-4]d|indexedarray|fabricarray)\b(?:\([^()]*\))?\s*\]?(?:\s*\|\s*None)?$/;
 /** `Sequence[wp.array]`, `list[cp.ndarray]`, `tuple[cp.ndarray, ...]`, optionally `| None`: a host container of device arrays. */
-const DEVICE_CONTAINER_ANNOTATION = new RegExp(
-  String.raw`^(?:Optional\[\s*)?(?:typing\.)?(?:list|List|tuple|Tuple|Sequence|Iterable|Iterator)\[\s*(?:${WARP_ARRAY}|(?:cp|cupy)\.ndarray)\s*(?:,\s*\.\.\.\s*)?\]\s*\]?(?:\s*\|\s*None)?$`,
-);
+const DEVICE_CONTAINER_ANNOTATION =
+  /^(?:Optional\[\s*)?(?:typing\.)?(?:list|List|tuple|Tuple|Sequence|Iterable|Iterator)\[\s*(?:(?:wp|warp)\.(?:array|array[1-4]d|indexedarray|fabricarray)\b(?:\([^()]*\))?|(?:cp|cupy)\.ndarray)\s*(?:,\s*\.\.\.\s*)?\]\s*\]?(?:\s*\|\s*None)?$/;
 const HOST_ANNOTATION =
   /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
 export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
