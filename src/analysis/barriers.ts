@@ -21,9 +21,7 @@ import { calleePath, lastName, walk } from './syntax.js';
 /** Block barriers that end an interval (the value-returning ones too: they are full barriers). */
 const BARRIER = /^(__syncthreads|__syncthreads_count|__syncthreads_and|__syncthreads_or|__barrier_sync)$/;
 /** Calls that compute from their arguments only (no memory, no cross-lane traffic). */
-const PURE = new RegExp(
-  '^(' +
-    [
+const PURE_ALTS = [
       // arithmetic and math functions, float and double spellings
       '(f|__f)?(min|max)f?', 'abs', 'labs', 'llabs', 'fabsf?', 'sqrtf?', 'rsqrtf?', 'cbrtf?', 'rcbrtf?', '(__)?expf?', 'exp2f?', 'exp10f?', 'expm1f?',
       '(__)?logf?', 'log2f?', 'log10f?', 'log1pf?', '(__)?sinf?', '(__)?cosf?', '(__)?tanf?', 'sincosf?', 'asinf?', 'acosf?', 'atanf?', 'atan2f?',
@@ -38,9 +36,8 @@ const PURE = new RegExp(
       '__(int|uint|float|double|longlong|ll|short|ushort)_as_(int|uint|float|double|longlong|ll|short|ushort)', '__(high|low)s?2(half|float|half2|bfloat16)',
       '__floats2(half2|bfloat162)_rn', '__halves2half2', '__h(add|sub|mul|fma|div|max|min|neg|abs)2?', 'make_(char|uchar|short|ushort|int|uint|long|ulong|longlong|ulonglong|float|double|half)[1-4]?',
       'static_cast', 'reinterpret_cast', 'const_cast', 'sizeof', 'alignof',
-    ].join('|') +
-    ')$',
-);
+].join('|');
+const PURE = new RegExp(`^(${PURE_ALTS})$`);
 /** Non-local jumps that break the structured-path reasoning. */
 const JUMPS = new Set(['goto_statement', 'labeled_statement', 'switch_statement', 'case_statement']);
 const LOOPS = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
