@@ -32,6 +32,7 @@ import kernelMissingLaunchBounds from '../../checks/kernel/missing-launch-bounds
 import kernelMissingVectorizedLoads from '../../checks/kernel/missing-vectorized-loads/check.js';
 import kernelPreferCountScatterOverCooperative from '../../checks/kernel/prefer-count-scatter-over-cooperative/check.js';
 import kernelPreferGridStrideLoop from '../../checks/kernel/prefer-grid-stride-loop/check.js';
+import kernelRedundantBlockBarrier from '../../checks/kernel/redundant-block-barrier/check.js';
 import kernelRegisterPressure from '../../checks/kernel/register-pressure/check.js';
 import kernelSharedMemoryIntraWarpExchange from '../../checks/kernel/shared-memory-intra-warp-exchange/check.js';
 import kernelSharedTreeBlockReduction from '../../checks/kernel/shared-tree-block-reduction/check.js';
@@ -203,6 +204,7 @@ export const CHECKS: readonly CheckDef[] = [
   kernelMissingVectorizedLoads,
   kernelPreferCountScatterOverCooperative,
   kernelPreferGridStrideLoop,
+  kernelRedundantBlockBarrier,
   kernelRegisterPressure,
   kernelSharedMemoryIntraWarpExchange,
   kernelSharedTreeBlockReduction,

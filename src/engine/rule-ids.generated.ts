@@ -33,6 +33,7 @@ export const RULE_IDS: readonly string[] = [
   'kernel/missing-vectorized-loads',
   'kernel/prefer-count-scatter-over-cooperative',
   'kernel/prefer-grid-stride-loop',
+  'kernel/redundant-block-barrier',
   'kernel/register-pressure',
   'kernel/shared-memory-intra-warp-exchange',
   'kernel/shared-tree-block-reduction',

@@ -7,7 +7,22 @@ import { UNCOALESCED } from '../../../src/config/costs.js';
 import { alternation } from '../../../src/engine/regex.js';
 
 /** Consecutive threads of a warp differ by 1 in `threadIdx.x`; only x-linear indices decide coalescing. */
-const X_LINEAR = /^\(?\s*(?:threadIdx\.x|blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x|\(\s*(?:size_t|long long|int64_t)\s*\)\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x)\s*\)?$/;
+const INT_CAST = /\(\s*(?:size_t|long long|unsigned long long|int64_t|uint64_t|int|unsigned|unsigned int|long|index_t|IndexType|size_type)\s*\)|static_cast\s*<[^<>]*>/g;
+/**
+ * `threadIdx.x`, or `threadIdx.x` plus the block's first thread `blockIdx.x * blockDim.x`, in any order of the
+ * sum and of the product and with integer casts (`threadIdx.x + blockDim.x * blockIdx.x`,
+ * `(int64_t)blockIdx.x * blockDim.x + threadIdx.x`): the x-linear thread index.
+ */
+function isXLinear(text: string): boolean {
+  const t = text.replace(INT_CAST, '').replace(/[\s()]/g, '');
+  if (t === 'threadIdx.x') return true;
+  const terms = t.split('+');
+  if (terms.length !== 2) return false;
+  const i = terms.indexOf('threadIdx.x');
+  if (i < 0) return false;
+  const prod = terms[1 - i].split('*').sort();
+  return prod.length === 2 && prod[0] === 'blockDim.x' && prod[1] === 'blockIdx.x';
+}
 const ELEM: Record<string, number> = { double: 8, float: 4, int: 4, unsigned: 4, 'unsigned int': 4, long: 8, 'long long': 8, int64_t: 8, int32_t: 4, uint32_t: 4, uint64_t: 8, half: 2, __half: 2, short: 2, char: 1, uint8_t: 1 };
 
 function coordName(name: string, vocab: readonly string[]): boolean {
@@ -23,7 +38,7 @@ function linearNames(fn: CudaFunction): Set<string> {
       const name = d.childForFieldName('declarator')?.text;
       const v = d.childForFieldName('value')?.text.trim();
       if (!name || !v || !/^\w+$/.test(name)) continue;
-      if (X_LINEAR.test(v) || out.has(v)) out.add(name);
+      if (isXLinear(v) || out.has(v)) out.add(name);
     }
   }
   return out;
