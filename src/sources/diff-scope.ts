@@ -179,6 +179,25 @@ function keptFunctions(s: Structure, text: string, added: ReadonlySet<number>, l
     byName.set(f.name, [...(byName.get(f.name) ?? []), i]);
     if (f.owner) byOwner.set(f.owner, [...(byOwner.get(f.owner) ?? []), i]);
   });
+  // Python: `self.x` read here and set in another method of the class (the model follows
+  // attributes across methods); a class called by name: its constructor methods.
+  const py = language === 'python';
+  const selfUses = py ? fns.map((f) => new Set([...s.code.slice(f.bodyStart, f.bodyEnd).matchAll(/\bself\.(\w+)/g)].map((m) => m[1]))) : [];
+  const selfSets = py ? fns.map((f) => new Set([...s.code.slice(f.bodyStart, f.bodyEnd).matchAll(/\bself\.(\w+)\s*(?:\[[^\]\n]*\]\s*)?(?:[-+*/|&%@^]|\/\/|\*\*|<<|>>)?=(?!=)/g)].map((m) => m[1]))) : [];
+  // Names a C-family body assigns, increments or changes through a container method.
+  const writes = new Map<number, Set<string>>();
+  const writesOf = (j: number): Set<string> => {
+    let w = writes.get(j);
+    if (!w) {
+      const body = s.code.slice(fns[j].bodyStart, fns[j].bodyEnd);
+      w = new Set<string>();
+      for (const m of body.matchAll(/\b(\w+)\s*(?:\[[^\]\n]*\]\s*)?(?:[-+*/|&%^]|<<|>>)?=(?!=)/g)) w.add(m[1]);
+      for (const m of body.matchAll(/\b(\w+)\s*(?:\.|->)\s*(?:insert|emplace\w*|erase|push_back|pop_back|clear|reset|resize|assign|swap|try_emplace)\s*\(/g)) w.add(m[1]);
+      for (const m of body.matchAll(/(?:\+\+|--)\s*(\w+)|\b(\w+)\s*(?:\+\+|--)/g)) w.add(m[1] ?? m[2]);
+      writes.set(j, w);
+    }
+    return w;
+  };
   // Names declared in a class body outside its methods' bodies: its members.
   const memberCache = new Map<string, Set<string>>();
   const memberWords = (owner: string): Set<string> => {
@@ -186,11 +205,12 @@ function keptFunctions(s: Structure, text: string, added: ReadonlySet<number>, l
     if (!m) {
       m = new Set<string>();
       for (const [a, b] of s.classes?.get(owner) ?? []) {
+        // Field declarations only: a method's head (its name, parameter types) is not state.
         const inside = fns.filter((f) => f.bodyStart >= a && f.bodyEnd <= b).sort((x, y) => x.bodyStart - y.bodyStart);
         let at = a;
         for (const f of inside) {
-          for (const w of identifiers(s.code, at, f.bodyStart)) m.add(w);
-          at = f.bodyEnd;
+          for (const w of identifiers(s.code, at, Math.max(at, f.headStart))) m.add(w);
+          at = Math.max(at, f.bodyEnd);
         }
         for (const w of identifiers(s.code, at, b)) m.add(w);
       }
@@ -201,14 +221,53 @@ function keptFunctions(s: Structure, text: string, added: ReadonlySet<number>, l
   };
   const keep = new Set<number>();
   const work: number[] = [];
+  // `add` keeps a function and what it reaches (callees, class mates); `context` keeps one for what
+  // it says about the kept ones (a caller's launch, a whole-file fact) without following its own
+  // callees, which would pull in every function a `main` or an init routine calls.
   const add = (i: number) => {
+    if (!keep.has(i) || context.has(i)) {
+      keep.add(i);
+      context.delete(i);
+      work.push(i);
+    }
+  };
+  const context = new Set<number>();
+  const addContext = (i: number) => {
     if (!keep.has(i)) {
       keep.add(i);
-      work.push(i);
+      context.add(i);
+      for (const j of byName.get(fns[i].name) ?? []) if (!keep.has(j)) addContext(j);
     }
   };
   for (const i of touched) add(i);
   for (let i = 0; i < fns.length; i++) if ([...moduleWords].some((w) => bodyIds[i].has(w))) add(i);
+  // Callees, class mates and constructors, transitively.
+  const expand = () => {
+    while (work.length) {
+      const i = work.pop()!;
+      const f = fns[i];
+      // Same name, same fingerprint scope: duplicates are numbered in file order (pipeline.ts).
+      for (const j of byName.get(f.name) ?? []) add(j);
+      if (py && f.owner) {
+        for (const j of byOwner.get(f.owner) ?? []) if ([...selfUses[i]].some((a) => selfSets[j].has(a))) add(j);
+      }
+      // C family: a class mate that writes a member this method uses (state set in one method
+      // and read in another); kept for that, not followed further.
+      if (!py && f.owner) {
+        const members = memberWords(f.owner);
+        const shared = [...bodyIds[i]].filter((w) => members.has(w));
+        // LuisaCompute codegen classes judge one method by what any mate does with any member
+        // (a lazy map filled in one method, read in another): all of the class is kept there.
+        const mate = language === 'luisa-dsl' ? () => true : (j: number) => shared.some((w) => writesOf(j).has(w));
+        if (shared.length || language === 'luisa-dsl') for (const j of byOwner.get(f.owner) ?? []) if (!keep.has(j) && mate(j)) addContext(j);
+      }
+      for (const id of bodyIds[i]) {
+        for (const j of byName.get(id) ?? []) add(j);
+        if (py) for (const j of byOwner.get(id) ?? []) if (PY_CONSTRUCTION.has(fns[j].name)) add(j);
+      }
+    }
+  };
+  expand();
   // Callers of a kept function, transitively: the launch and the arguments it passes, and whether
   // it runs in a loop or a hot path somewhere up the chain.
   for (let grew = true; grew; ) {
@@ -218,7 +277,7 @@ function keptFunctions(s: Structure, text: string, added: ReadonlySet<number>, l
       if (keep.has(i)) continue;
       for (const n of names) {
         if (bodyIds[i].has(n)) {
-          add(i);
+          addContext(i);
           grew = true;
           break;
         }
@@ -227,33 +286,14 @@ function keptFunctions(s: Structure, text: string, added: ReadonlySet<number>, l
   }
   // Functions that state facts about the whole file (streams, pools, launches, caches, compile
   // options: see FACTS) are always kept: rules read them from wherever they are.
-  for (const i of factSites(s, language)) add(i);
-  // Callees, class mates and constructors, transitively.
-  // Python: `self.x` read here and set in another method of the class (the model follows
-  // attributes across methods); a class called by name: its constructor methods.
-  const py = language === 'python';
-  const selfUses = py ? fns.map((f) => new Set([...s.code.slice(f.bodyStart, f.bodyEnd).matchAll(/\bself\.(\w+)/g)].map((m) => m[1]))) : [];
-  const selfSets = py ? fns.map((f) => new Set([...s.code.slice(f.bodyStart, f.bodyEnd).matchAll(/\bself\.(\w+)\s*(?:\[[^\]\n]*\]\s*)?(?:[-+*/|&%@^]|\/\/|\*\*|<<|>>)?=(?!=)/g)].map((m) => m[1]))) : [];
-  while (work.length) {
-    const i = work.pop()!;
-    const f = fns[i];
-    // Same name, same fingerprint scope: duplicates are numbered in file order (pipeline.ts).
-    for (const j of byName.get(f.name) ?? []) add(j);
-    if (py && f.owner) {
-      for (const j of byOwner.get(f.owner) ?? []) if ([...selfUses[i]].some((a) => selfSets[j].has(a))) add(j);
-    }
-    // C family: a class mate that uses one of the members this method uses (state set in one
-    // method and read in another).
-    if (!py && f.owner) {
-      const members = memberWords(f.owner);
-      const shared = [...bodyIds[i]].filter((w) => members.has(w));
-      if (shared.length) for (const j of byOwner.get(f.owner) ?? []) if (!keep.has(j) && shared.some((w) => bodyIds[j].has(w))) add(j);
-    }
-    for (const id of bodyIds[i]) {
-      for (const j of byName.get(id) ?? []) add(j);
-      if (py) for (const j of byOwner.get(id) ?? []) if (PY_CONSTRUCTION.has(fns[j].name)) add(j);
-    }
+  for (const i of factSites(s, language)) addContext(i);
+  // A launch anywhere kept is judged with its kernel (shared memory, registers, launch bounds):
+  // the kernels kept functions launch are kept with what they reach.
+  for (const i of [...keep]) {
+    for (const m of s.code.slice(fns[i].bodyStart, fns[i].bodyEnd).matchAll(/(\w+)\s*(?:<[^<>;]*>\s*)?<<</g)) for (const j of byName.get(m[1]) ?? []) add(j);
   }
+  expand();
+  // Callees, class mates and constructors, transitively.
   return keep;
 }
 
