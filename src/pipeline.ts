@@ -10,6 +10,7 @@ import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressio
 import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from './engine/types.js';
 import { usesVocabulary } from './analysis/syntax.js';
 import { buildSources, type Unit } from './sources/build.js';
+import { diffScopeEnabled, textForScope } from './sources/diff-scope.js';
 import { FileTimeout, isolatedRunner } from './engine/pool.js';
 import { treesDone } from './engine/release.js';
 import { detectLanguage } from './sources/detect.js';
@@ -41,6 +42,11 @@ export interface ReviewOptions {
    * reach the checks through `config.compileEvidence`, and the result carries them in `compile`.
    */
   compile?: CompileOptions;
+  /**
+   * With scope 'added': blank the function bodies the added lines do not need before the parse
+   * (src/sources/diff-scope.ts). Default: on unless GPU_REVIEW_DIFF_SCOPE=0.
+   */
+  diffScope?: boolean;
   /** Called after each file (1-based index). */
   onProgress?: (index: number, total: number, path: string) => void;
 }
@@ -118,7 +124,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
         const content = opts.readFile ? await opts.readFile(file.path) : null;
         if (run) done[i] = await run(file, content);
         else {
-          const d = reviewFileContent(file, content, config, checks, scope);
+          const d = reviewFileContent(file, content, config, checks, scope, undefined, opts.diffScope ?? diffScopeEnabled());
           done[i] = d;
           treesDone(d.sources.reduce((a, s) => a + s.bytes, 0));
         }
@@ -198,11 +204,11 @@ export interface FileDone {
  * natively and checks stop being started once it is spent, and the file is then reported timed out.
  * A worker's hard stop comes only a grace period later (pool.ts), for code that ignores it.
  */
-export function reviewFileContent(file: DiffFile, content: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], scope: Scope, budgetMs?: number): FileDone {
+export function reviewFileContent(file: DiffFile, content: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], scope: Scope, budgetMs?: number, diffScope = true): FileDone {
   const errors: ReviewError[] = [];
   const deadline = performance.now() + Math.max(1, Math.min(config.limits.fileTimeoutMs, budgetMs ?? Number.POSITIVE_INFINITY));
   try {
-    const got = reviewFile(file, content, config, checks, errors, deadline);
+    const got = reviewFile(file, content, config, checks, errors, deadline, diffScope ? scope : 'file');
     if (got.skipped) return { language: got.language, skipped: got.skipped, sources: [], parseCoverage: 1, findings: [], errors };
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
@@ -231,7 +237,7 @@ interface FileOutcome {
   unusedSuppressions?: Array<{ line: number; column: number; ruleId: string }>;
 }
 
-function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[], deadline: number): FileOutcome {
+function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: ResolvedConfig, checks: CheckDef[], errors: ReviewError[], deadline: number, scope: Scope = 'file'): FileOutcome {
   let full: string | null = null;
   if (got !== null) {
     if (typeof got === 'string') full = got;
@@ -261,7 +267,8 @@ function reviewFile(file: DiffFile, got: string | Uint8Array | null, config: Res
   if (full !== null) {
     if (full.length > config.limits.maxFileBytes) return tooLarge(full.length, config);
     const text = full.replace(/\r\n/g, '\n');
-    units.push({ text, firstLine: 1, label: 'file', wholeFile: true });
+    // Cost follows the diff: bodies the added lines do not need are blanked (sources/diff-scope.ts).
+    units.push({ text: textForScope(text, language, file.added, scope, true), firstLine: 1, label: 'file', wholeFile: true });
     lines = text.split('\n');
   } else {
     lines = [];

@@ -8,6 +8,7 @@ import type { FileDone, ReviewOptions, Scope } from '../pipeline.js';
 import type { CheckDef } from './check.js';
 import { CHECKS } from './registry.generated.js';
 import type { FileReport, Finding } from './types.js';
+import { diffScopeEnabled } from '../sources/diff-scope.js';
 
 /**
  * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
@@ -33,6 +34,8 @@ export interface WorkerTask {
   content: string | Uint8Array | null;
   /** The time the file may take; the worker stops itself at it (see HARD_STOP_GRACE_MS). */
   budgetMs: number;
+  /** ReviewOptions.diffScope, resolved by the main thread (a worker's env is a copy). */
+  diffScope?: boolean;
 }
 
 /**
@@ -178,7 +181,7 @@ export function isolatedRunner(
       bounded<FileDone>(
         h,
         () => Math.min(fileMs, reviewDeadline - performance.now()),
-        (budgetMs): WorkerTask => ({ config: h.config, configKey: h.configKey, checkIds: h.checkIds, scope, file, content, budgetMs }),
+        (budgetMs): WorkerTask => ({ config: h.config, configKey: h.configKey, checkIds: h.checkIds, scope, file, content, budgetMs, diffScope: opts.diffScope ?? diffScopeEnabled() }),
         undefined,
         (budget) => new FileTimeout(budget < fileMs ? 'review' : 'file'),
       ),

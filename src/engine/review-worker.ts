@@ -41,7 +41,7 @@ function checksFor(t: { config: PortableConfig; configKey: string; checkIds: str
 
 export default function reviewTask(t: WorkerTask): FileDone {
   const { config, checks } = checksFor(t);
-  const done = reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs);
+  const done = reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs, t.diffScope ?? true);
   treesDone(done.sources.reduce((a, s) => a + s.bytes, 0));
   return done;
 }

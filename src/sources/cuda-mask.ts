@@ -122,11 +122,15 @@ export function maskCuda(
   grammar: 'cuda' | 'cpp',
 ): { text: string; launches: Array<{ start: number; end: number }> } {
   const view = codeView(text);
-  const out = text.split('');
+  // Made on the first edit: most files under tree-sitter-cuda need none, and splitting and
+  // joining every character of a large file costs as much as a good part of its parse.
+  let out: string[] | null = null;
   const put = (at: number, s: string): void => {
+    out ??= text.split('');
     for (let k = 0; k < s.length; k++) out[at + k] = s[k];
   };
   const blank = (from: number, to: number): void => {
+    out ??= text.split('');
     for (let k = from; k < to; k++) if (out[k] !== '\n') out[k] = ' ';
   };
 
@@ -142,12 +146,14 @@ export function maskCuda(
   }
 
   // `[[nodiscard]] __device__ int f()` also has `]` before `__device__`; a lambda has `(` or `{` after.
-  const lambdaQualifiers = /(?<=\]\s*)(?:__host__|__device__)(?:\s+(?:__host__|__device__))*(?=\s*[({])/g;
+  // The lookahead first: a lookbehind tried at every position rescans each run of blanks (quadratic
+  // on long blanked stretches, such as the bodies sources/diff-scope.ts masks).
+  const lambdaQualifiers = /(?=__(?:host|device)__)(?<=\]\s*)(?:__host__|__device__)(?:\s+(?:__host__|__device__))*(?=\s*[({])/g;
   for (const m of view.matchAll(lambdaQualifiers)) blank(m.index, m.index + m[0].length);
 
   if (grammar === 'cpp') {
     for (const m of view.matchAll(new RegExp(`(?<![\\w$])__(${alternation(CPP_KEYWORDS)})__(?![\\w$])`, 'g'))) {
-      if (out[m.index] === '_') put(m.index, `[[${m[1]}]]`);
+      if (((out as string[] | null)?.[m.index] ?? text[m.index]) === '_') put(m.index, `[[${m[1]}]]`);
     }
   }
 
@@ -162,5 +168,6 @@ export function maskCuda(
       put(close, '  )');
     }
   }
-  return { text: out.join(''), launches };
+  const edited = out as string[] | null; // assigned in the closures above
+  return { text: edited ? edited.join('') : text, launches };
 }
