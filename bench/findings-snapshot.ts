@@ -18,11 +18,11 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { review } from '../src/pipeline.js';
+import { review } from '../src/review/pipeline.js';
 import { resolveConfig } from '../src/config/schema.js';
-import { CHECKS } from '../src/engine/registry.generated.js';
+import { CHECKS } from '../checks/registry.generated.js';
 import { addedFilesDiff, ensureCorpus, readCorpusFile } from './corpus.js';
-import type { ReviewResult } from '../src/engine/types.js';
+import type { ReviewResult } from '../src/core/types.js';
 
 function opt(name: string): string | undefined {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

@@ -12,9 +12,9 @@ import { ruleDocUrl } from './config/docs-url.js';
 import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema.js';
 import { failsGate } from './engine/gate.js';
 import { DiffError, parseUnifiedDiff } from './diff/model.js';
-import { RETIRED_IDS, RULE_IDS } from './engine/rule-ids.generated.js';
-import { SEVERITIES, type Severity } from './engine/types.js';
-import type { FileReader, Scope } from './pipeline.js';
+import { RETIRED_IDS, RULE_IDS } from '../checks/rule-ids.generated.js';
+import { SEVERITIES, type Severity } from './core/types.js';
+import type { FileReader, Scope } from './review/pipeline.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
@@ -333,12 +333,12 @@ function plural(n: number, w: string): string {
  * explain work without them, and a parser that cannot load (a prebuilt binary for another libc)
  * is one line that says what to do, not a stack trace.
  */
-async function loadPipeline(): Promise<typeof import('./pipeline.js')> {
+async function loadPipeline(): Promise<typeof import('./review/pipeline.js')> {
   try {
     // Probe the binding first with require: a failed ESM import of it also surfaces as an uncaught
     // error from the module graph, after the one-line message.
     createRequire(import.meta.url)('tree-sitter');
-    return await import('./pipeline.js');
+    return await import('./review/pipeline.js');
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0];
     if ((e as NodeJS.ErrnoException).code === 'ERR_DLOPEN_FAILED' || /\.node\b|dlopen/.test(msg)) {
@@ -481,10 +481,10 @@ function commonOptions(cmd: Command): Command {
 
 /**
  * Every check module, loaded on first use: a review of a diff with nothing to review, --version and
- * --help start without them (src/engine/rule-ids.generated.ts has the ids).
+ * --help start without them (checks/rule-ids.generated.ts has the ids).
  */
 async function loadChecks(): Promise<readonly import('./engine/check.js').CheckDef[]> {
-  return (await import('./engine/registry.generated.js')).CHECKS;
+  return (await import('../checks/registry.generated.js')).CHECKS;
 }
 
 function listRules(CHECKS: readonly import('./engine/check.js').CheckDef[], format: string): string {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../src/engine/registry.generated.js';
+import { CHECKS } from '../checks/registry.generated.js';
 import { applyFixes, fixturePath, hasNvcc, listFiles, parseMarkers, read, reviewText, sites, snapshot } from './helpers.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { SyntaxNode } from '../engine/types.js';
-import { escapeRe } from '../engine/regex.js';
+import type { SyntaxNode } from '../core/types.js';
+import { escapeRe } from '../core/regex.js';
 
 /**
  * Dotted path of a callee: `cp.cuda.runtime.malloc`, `cp.cuda.Device.synchronize` for

@@ -1,6 +1,6 @@
 import { warpsByRegisters } from '../analysis/occupancy.js';
 import type { GpuSpec } from '../config/gpus.js';
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 import { archOf } from './nvcc.js';
 import { spillBytes, type CompileReport, type KernelEvidence } from './evidence.js';
 

@@ -7,7 +7,7 @@ import { occupancy } from '../analysis/occupancy.js';
 import type { CompileSettings, ResolvedConfig } from '../config/schema.js';
 import type { GpuSpec } from '../config/gpus.js';
 import type { DiffModel } from '../diff/model.js';
-import type { FileReader } from '../pipeline.js';
+import type { FileReader } from '../review/pipeline.js';
 import { buildSources } from '../sources/build.js';
 import { detectLanguage } from '../sources/detect.js';
 import { extractKernels } from '../sources/nvrtc.js';

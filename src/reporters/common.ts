@@ -1,5 +1,5 @@
-import { SEVERITIES, severityRank } from '../engine/types.js';
-import type { Finding, Fix, Severity } from '../engine/types.js';
+import { SEVERITIES, severityRank } from '../core/types.js';
+import type { Finding, Fix, Severity } from '../core/types.js';
 
 /** Home of the project; the same base the rule docs live under. */
 export const PROJECT_URL = 'https://github.com/gpu-review/gpu-review';

@@ -2,8 +2,8 @@ import { compileLines } from '../compile/render.js';
 import { rewriteDetails, shownRewrite } from '../rewrite/present.js';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkOfLine } from '../diff/model.js';
-import { PASS_NAMES, SEVERITIES } from '../engine/types.js';
-import type { Finding, Pass, ReviewResult } from '../engine/types.js';
+import { PASS_NAMES, SEVERITIES } from '../core/types.js';
+import type { Finding, Pass, ReviewResult } from '../core/types.js';
 import {
   compareByLocation,
   compareBySeverity,

@@ -1,5 +1,5 @@
 import type { DiffModel } from '../diff/model.js';
-import type { ReviewResult, Severity } from '../engine/types.js';
+import type { ReviewResult, Severity } from '../core/types.js';
 
 /**
  * Everything a reporter needs. Findings arrive already filtered (scope, minimum severity) and

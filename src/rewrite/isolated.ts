@@ -7,9 +7,9 @@
  */
 import type { ResolvedConfig } from '../config/schema.js';
 import type { CheckDef } from '../engine/check.js';
-import { isolatedTask, type Pass7Task, type Pass7FileResult } from '../engine/pool.js';
-import type { Finding } from '../engine/types.js';
-import type { ReviewOutput } from '../pipeline.js';
+import { isolatedTask, type Pass7Task, type Pass7FileResult } from '../review/pool.js';
+import type { Finding } from '../core/types.js';
+import type { ReviewOutput } from '../review/pipeline.js';
 import { runPass7, type Pass7Summary } from './index.js';
 
 export interface IsolatedPass7Options {

@@ -2,9 +2,9 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { UNCOALESCED } from '../../../src/config/costs.js';
-import { alternation } from '../../../src/engine/regex.js';
+import { alternation } from '../../../src/core/regex.js';
 
 /** Consecutive threads of a warp differ by 1 in `threadIdx.x`; only x-linear indices decide coalescing. */
 const X_LINEAR = /^\(?\s*(?:threadIdx\.x|blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x|\(\s*(?:size_t|long long|int64_t)\s*\)\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x)\s*\)?$/;

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import Parser from 'tree-sitter';
 import Python from 'tree-sitter-python';
-import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type NativeWalker } from './tree-mirror.js';
+import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type NativeWalker } from './mirror.js';
 
 /*
- * Preferred: the tree mirror (tree-mirror.ts), which serves node access from typed arrays built by
+ * Preferred: the tree mirror (mirror.ts), which serves node access from typed arrays built by
  * one walk per tree. It is installed only if it agrees with the native binding on a sample tree
  * (every node: id, type, range, positions, parent, children, fields); otherwise the memoizing
  * patches below are used. GPU_REVIEW_TREE_MIRROR=0 switches the mirror off.
@@ -17,8 +17,8 @@ import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type Na
 function loadNativeWalker(): NativeWalker | null {
   if (process.env.GPU_REVIEW_NATIVE === '0') return null;
   const require = createRequire(import.meta.url);
-  // From src/sources (vitest) or dist/src/sources (the build): the addon is <root>/native/build/Release.
-  for (const rel of ['../../native/build/Release/gpu_review_native.node', '../../../native/build/Release/gpu_review_native.node']) {
+  // From src/sources/tree-sitter (vitest) or dist/src/sources/tree-sitter (the build): the addon is <root>/native/build/Release.
+  for (const rel of ['../../../native/build/Release/gpu_review_native.node', '../../../../native/build/Release/gpu_review_native.node']) {
     try {
       const m = require(rel) as Partial<NativeWalker>;
       if (typeof m.walk === 'function' && typeof m.language === 'function') return m as NativeWalker;

@@ -1,23 +1,23 @@
 import picomatch from 'picomatch';
-import type { ResolvedConfig } from './config/schema.js';
-import { parseUnifiedDiff, hunkNewText, hunkOfLine, type DiffFile, type DiffModel } from './diff/model.js';
-import type { CheckDef } from './engine/check.js';
-import { applyPrecedence } from './engine/precedence.js';
-import { alsoAt, groupFindings } from './engine/group.js';
-import { CHECKS } from './engine/registry.generated.js';
-import { runChecks, type RawFinding } from './engine/runner.js';
-import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from './engine/suppress.js';
-import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from './engine/types.js';
-import { usesVocabulary } from './analysis/syntax.js';
-import { buildSources, type Unit } from './sources/build.js';
-import { FileTimeout, isolatedRunner } from './engine/pool.js';
-import { treesDone } from './engine/release.js';
-import { detectLanguage } from './sources/detect.js';
-import { ParseTimeout } from './sources/parsers.js';
-import type { Source } from './sources/types.js';
-import type { SyntaxNode } from './engine/types.js';
-import { applyCompileEvidence } from './compile/apply.js';
-import { compileEvidence, type CompileOptions } from './compile/evidence.js';
+import type { ResolvedConfig } from '../config/schema.js';
+import { parseUnifiedDiff, hunkNewText, hunkOfLine, type DiffFile, type DiffModel } from '../diff/model.js';
+import type { CheckDef } from '../engine/check.js';
+import { applyPrecedence } from '../engine/precedence.js';
+import { alsoAt, groupFindings } from '../engine/group.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { runChecks, type RawFinding } from '../engine/runner.js';
+import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from '../engine/suppress.js';
+import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from '../core/types.js';
+import { usesVocabulary } from '../analysis/syntax.js';
+import { buildSources, type Unit } from '../sources/build.js';
+import { FileTimeout, isolatedRunner } from './pool.js';
+import { treesDone } from '../engine/release.js';
+import { detectLanguage } from '../sources/detect.js';
+import { ParseTimeout } from '../sources/parsers.js';
+import type { Source } from '../sources/types.js';
+import type { SyntaxNode } from '../core/types.js';
+import { applyCompileEvidence } from '../compile/apply.js';
+import { compileEvidence, type CompileOptions } from '../compile/evidence.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -32,7 +32,7 @@ export interface ReviewOptions {
   readFile?: FileReader;
   checks?: readonly CheckDef[];
   /**
-   * Worker threads besides the main thread for large reviews (src/engine/pool.ts); default: one
+   * Worker threads besides the main thread for large reviews (src/review/pool.ts); default: one
    * fewer than the cores, at most 3. GPU_REVIEW_WORKERS overrides it.
    */
   workers?: number;

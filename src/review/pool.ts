@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { DiffFile } from '../diff/model.js';
-import type { FileDone, ReviewOptions, Scope } from '../pipeline.js';
-import type { CheckDef } from './check.js';
-import { CHECKS } from './registry.generated.js';
-import type { FileReport, Finding } from './types.js';
+import type { FileDone, ReviewOptions, Scope } from './pipeline.js';
+import type { CheckDef } from '../engine/check.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import type { FileReport, Finding } from '../core/types.js';
 
 /**
  * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
@@ -52,7 +52,7 @@ export function portableConfig(c: ResolvedConfig): PortableConfig {
 const builtWorker = new URL('./review-worker.js', import.meta.url);
 /**
  * The worker script: the compiled sibling, or (tests and benchmarks run from the TypeScript
- * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/engine/review-worker.js.
+ * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/review/review-worker.js.
  */
 function workerUrlNow(): URL {
   const env = process.env.GPU_REVIEW_WORKER_SCRIPT;
