@@ -23,7 +23,7 @@ import { renderText } from './reporters/text.js';
 import type { ReportInput } from './reporters/types.js';
 import { renderGithubAnnotations } from './reporters/github-annotations.js';
 import { applyBaseline, BaselineError, readBaseline, writeBaseline } from './adopt/baseline.js';
-import { sarifRules } from './adopt/rule-docs.js';
+import { sarifRules } from './reporters/rule-docs.js';
 import { applyOneOff, SelectError, type OneOff } from './adopt/select.js';
 import { gitToplevel, listScanFiles, mayBeGpuSource, ScanError, wholeFileDiff } from './adopt/scan.js';
 import { unreviewable } from './adopt/skips.js';

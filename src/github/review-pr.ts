@@ -271,7 +271,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     if (config.rewrite.enabled && out.result.findings.some((f) => f.inHunk !== false)) {
       // Pass 7 for the findings that get an inline comment (loaded only when there are some), in
       // the review pool like the review itself. The service decides whether rewrites are compiled (like compiler evidence), never the repository.
-      const { runPass7Isolated } = await import('../rewrite/isolated.js');
+      const { runPass7Isolated } = await import('../review/pass7.js');
       const p7 = await runPass7Isolated(out, { config, checks, compile: job.compile === true, budgetMs: config.rewrite.timeBudgetMs, select: (f) => f.inHunk !== false });
       log.info({ pass7: p7 }, 'pass 7');
     }

@@ -185,7 +185,7 @@ export function isolatedRunner(
   };
 }
 
-/** Pass 7 for one file's findings (src/rewrite/isolated.ts → review-worker.ts `pass7`). */
+/** Pass 7 for one file's findings (src/review/pass7.ts → review-worker.ts `pass7`). */
 export interface Pass7Task {
   path: string;
   findings: Finding[];
