@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { DiffFile } from '../diff/model.js';
-import type { FileDone, ReviewOptions, Scope } from './pipeline.js';
+import type { FileDone, ReviewOptions, Scope } from './file.js';
 import type { CheckDef } from '../engine/check.js';
 import { CHECKS } from '../../checks/registry.generated.js';
 import type { FileReport, Finding } from '../core/types.js';
