@@ -20,7 +20,7 @@ import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
 import { renderSarif } from './reporters/sarif.js';
 import { renderText } from './reporters/text.js';
-import type { ReportInput } from './reporters/types.js';
+import { reportInput } from './reporters/types.js';
 import { renderGithubAnnotations } from './reporters/github-annotations.js';
 import { applyBaseline, BaselineError, readBaseline, writeBaseline } from './adopt/baseline.js';
 import { sarifRules } from './reporters/rule-docs.js';
@@ -420,14 +420,7 @@ async function reviewAndReport(
     process.stderr.write(`gpu-review: ${flags.dryRun ? 'would apply' : 'applied'} ${n} fix(es) in ${res.applied.length} file(s)${res.conflicts ? `, ${res.conflicts} left out (overlapping)` : ''}\n`);
     if (flags.dryRun) return res.errors.length ? 2 : 0;
   }
-  const input: ReportInput = {
-    result: out.result,
-    diff: out.diff,
-    fileLines: (p) => out.fileLines.get(p),
-    inlineCommentCap: config.inlineCommentCap,
-    failOn,
-    toolVersion: VERSION,
-  };
+  const input = reportInput(out, { inlineCommentCap: config.inlineCommentCap, failOn, toolVersion: VERSION });
   const color = flags.color ?? Boolean(process.stdout.isTTY && !process.env.NO_COLOR);
   let text: string;
   // Notes go with the text formats; machine-readable output stays parseable and they go to stderr.

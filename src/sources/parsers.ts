@@ -4,8 +4,11 @@ import type { SyntaxNode, Tree } from '../core/types.js';
 
 export type Grammar = 'cuda' | 'cpp' | 'python';
 
-import { mirrorInstalled } from './tree-sitter/patches.js';
+import { installTreeSitterPatches, mirrorInstalled } from './tree-sitter/patches.js';
 import { errorNodeRanges } from './tree-sitter/mirror.js';
+
+// The tree mirror and the binding patches, installed once before the first parse.
+installTreeSitterPatches();
 
 const require = createRequire(import.meta.url);
 
