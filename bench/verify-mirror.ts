@@ -1,17 +1,17 @@
 /**
- * Checks the tree mirror (src/sources/tree-mirror.ts) against the native tree-sitter binding on
+ * Checks the tree mirror (src/sources/tree-sitter/mirror.ts) against the native tree-sitter binding on
  * every tree a review of the benchmark corpus builds (CUDA, Python, kernel strings, LuisaCompute):
  * for every node, id, type, range, positions, MISSING/error flags, parent, children, named children,
  * next sibling and every field of the language.
  *
  *   npm run build && node dist/bench/verify-mirror.js [--shallow]
  */
-import { mirrorInstalled } from '../src/sources/node-patches.js';
-import { verifyTree } from '../src/sources/tree-mirror.js';
+import { mirrorInstalled } from '../src/sources/tree-sitter/patches.js';
+import { verifyTree } from '../src/sources/tree-sitter/mirror.js';
 import { buildSources } from '../src/sources/build.js';
 import { detectLanguage } from '../src/sources/detect.js';
 import { resolveConfig } from '../src/config/schema.js';
-import { CHECKS } from '../src/engine/registry.generated.js';
+import { CHECKS } from '../checks/registry.generated.js';
 import { ensureCorpus, readCorpusFile } from './corpus.js';
 
 async function main(): Promise<void> {

@@ -9,8 +9,8 @@
 import { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { resolveConfig } from '../src/config/schema.js';
-import { CHECKS } from '../src/engine/registry.generated.js';
-import { review, type ReviewOutput } from '../src/pipeline.js';
+import { CHECKS } from '../checks/registry.generated.js';
+import { review, type ReviewOutput } from '../src/review/pipeline.js';
 import { isRewrite } from '../src/rewrite/apply.js';
 import { runPass7, type Pass7Summary } from '../src/rewrite/index.js';
 import { Git, loadCorpus, mirrorOf } from './runner.js';

@@ -14,9 +14,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveConfig, type ResolvedConfig } from '../src/config/schema.js';
-import { CHECKS } from '../src/engine/registry.generated.js';
-import type { Finding } from '../src/engine/types.js';
-import { review, type ReviewOutput } from '../src/pipeline.js';
+import { CHECKS } from '../checks/registry.generated.js';
+import type { Finding } from '../src/core/types.js';
+import { review, type ReviewOutput } from '../src/review/pipeline.js';
 
 export const FORBIDDEN = [
   'jarmak-personal/vibespatial',

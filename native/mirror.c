@@ -1,6 +1,6 @@
 /*
  * One native walk per syntax tree, filling the arrays of gpu-review's tree mirror
- * (src/sources/tree-mirror.ts). The JS fallback does the same walk with a TreeCursor, crossing into
+ * (src/sources/tree-sitter/mirror.ts). The JS fallback does the same walk with a TreeCursor, crossing into
  * native code five or six times per node; here it is one call per tree.
  *
  * The tree is the one the tree-sitter Node binding parsed. Its root node's id, which the binding

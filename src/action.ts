@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
 import type { ResolvedConfig } from './config/schema.js';
-import { SEVERITIES, type Severity } from './engine/types.js';
+import { SEVERITIES, type Severity } from './core/types.js';
 import type { CheckDef } from './engine/check.js';
 import { CONFIG_PATH } from './github/config.js';
 import { botIdentity } from './github/identity.js';

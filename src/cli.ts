@@ -12,18 +12,18 @@ import { ruleDocUrl } from './config/docs-url.js';
 import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema.js';
 import { failsGate } from './engine/gate.js';
 import { DiffError, parseUnifiedDiff } from './diff/model.js';
-import { RETIRED_IDS, RULE_IDS } from './engine/rule-ids.generated.js';
-import { SEVERITIES, type Severity } from './engine/types.js';
-import type { FileReader, Scope } from './pipeline.js';
+import { RETIRED_IDS, RULE_IDS } from '../checks/rule-ids.generated.js';
+import { SEVERITIES, type Severity } from './core/types.js';
+import type { FileReader, Scope } from './review/pipeline.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
 import { renderSarif } from './reporters/sarif.js';
 import { renderText } from './reporters/text.js';
-import type { ReportInput } from './reporters/types.js';
+import { reportInput } from './reporters/types.js';
 import { renderGithubAnnotations } from './reporters/github-annotations.js';
 import { applyBaseline, BaselineError, readBaseline, writeBaseline } from './adopt/baseline.js';
-import { sarifRules } from './adopt/rule-docs.js';
+import { sarifRules } from './reporters/rule-docs.js';
 import { applyOneOff, SelectError, type OneOff } from './adopt/select.js';
 import { gitToplevel, listScanFiles, mayBeGpuSource, ScanError, wholeFileDiff } from './adopt/scan.js';
 import { unreviewable } from './adopt/skips.js';
@@ -333,12 +333,12 @@ function plural(n: number, w: string): string {
  * explain work without them, and a parser that cannot load (a prebuilt binary for another libc)
  * is one line that says what to do, not a stack trace.
  */
-async function loadPipeline(): Promise<typeof import('./pipeline.js')> {
+async function loadPipeline(): Promise<typeof import('./review/pipeline.js')> {
   try {
     // Probe the binding first with require: a failed ESM import of it also surfaces as an uncaught
     // error from the module graph, after the one-line message.
     createRequire(import.meta.url)('tree-sitter');
-    return await import('./pipeline.js');
+    return await import('./review/pipeline.js');
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0];
     if ((e as NodeJS.ErrnoException).code === 'ERR_DLOPEN_FAILED' || /\.node\b|dlopen/.test(msg)) {
@@ -420,14 +420,7 @@ async function reviewAndReport(
     process.stderr.write(`gpu-review: ${flags.dryRun ? 'would apply' : 'applied'} ${n} fix(es) in ${res.applied.length} file(s)${res.conflicts ? `, ${res.conflicts} left out (overlapping)` : ''}\n`);
     if (flags.dryRun) return res.errors.length ? 2 : 0;
   }
-  const input: ReportInput = {
-    result: out.result,
-    diff: out.diff,
-    fileLines: (p) => out.fileLines.get(p),
-    inlineCommentCap: config.inlineCommentCap,
-    failOn,
-    toolVersion: VERSION,
-  };
+  const input = reportInput(out, { inlineCommentCap: config.inlineCommentCap, failOn, toolVersion: VERSION });
   const color = flags.color ?? Boolean(process.stdout.isTTY && !process.env.NO_COLOR);
   let text: string;
   // Notes go with the text formats; machine-readable output stays parseable and they go to stderr.
@@ -481,10 +474,10 @@ function commonOptions(cmd: Command): Command {
 
 /**
  * Every check module, loaded on first use: a review of a diff with nothing to review, --version and
- * --help start without them (src/engine/rule-ids.generated.ts has the ids).
+ * --help start without them (checks/rule-ids.generated.ts has the ids).
  */
 async function loadChecks(): Promise<readonly import('./engine/check.js').CheckDef[]> {
-  return (await import('./engine/registry.generated.js')).CHECKS;
+  return (await import('../checks/registry.generated.js')).CHECKS;
 }
 
 function listRules(CHECKS: readonly import('./engine/check.js').CheckDef[], format: string): string {

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../src/engine/registry.generated.js';
+import { CHECKS } from '../checks/registry.generated.js';
 import { applyFixes, fixturePath, hasNvcc, listFiles, parseMarkers, read, reviewText, sites, snapshot } from './helpers.js';
 
 /**
- * The fixture harness (DESIGN.md "One check"): every finding of the rule under test must sit under
+ * The fixture harness (docs/architecture.md, "One check"): every finding of the rule under test must sit under
  * a `ruleid:` marker (else noisy), every `ruleid:` must get its finding (else missing);
  * `todoruleid:` documents a known gap. Each fixture is reviewed as an added file twice, with the
  * whole file from the repository and from the diff alone: the two must agree.

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../src/engine/registry.generated.js';
+import { CHECKS } from '../checks/registry.generated.js';
 import { fixturePath, hasNvcc, parseMarkers, read, reviewText } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

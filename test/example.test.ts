@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { review } from '../src/pipeline.js';
+import { review } from '../src/review/pipeline.js';
 import { buildReview, visibleText } from '../src/reporters/github-review.js';
 import { config, snapshot } from './helpers.js';
 

@@ -3,9 +3,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveConfig, type ResolvedConfig } from '../src/config/schema.js';
 import type { CheckDef } from '../src/engine/check.js';
-import { CHECKS } from '../src/engine/registry.generated.js';
-import type { Finding } from '../src/engine/types.js';
-import { review, type Scope } from '../src/pipeline.js';
+import { CHECKS } from '../checks/registry.generated.js';
+import type { Finding } from '../src/core/types.js';
+import { review, type Scope } from '../src/review/pipeline.js';
 
 /** A `git diff` of one added file. */
 export function addedFileDiff(path: string, text: string): string {

@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 
 /**
  * A baseline: the fingerprints of the findings an existing codebase already has, so that adopting

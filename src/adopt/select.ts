@@ -1,5 +1,5 @@
 import type { ResolvedConfig } from '../config/schema.js';
-import { SEVERITIES, type Severity } from '../engine/types.js';
+import { SEVERITIES, type Severity } from '../core/types.js';
 
 /** Comma- or space-separated rule ids or families ("host-device" = every "host-device/…" rule). */
 export function parseRuleList(spec: string, known: readonly string[], flag: string): string[] {

@@ -1,4 +1,4 @@
-import type { FileReport } from '../engine/types.js';
+import type { FileReport } from '../core/types.js';
 
 /**
  * Skip reasons that mean "not GPU code, or not meant to be reviewed": everything else (too large,

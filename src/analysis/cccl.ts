@@ -1,10 +1,10 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { memoized } from './python.js';
 import { calleePath, matchesVocab, pyArgs, unparen } from './syntax.js';
-import { escapeRe as esc } from '../engine/regex.js';
+import { escapeRe as esc } from '../core/regex.js';
 
 /**
  * CCCL reduction determinism (003 §11, CCCL 3.1+): where a file asks for a determinism level, and

@@ -1,5 +1,5 @@
-import type { SyntaxNode } from '../engine/types.js';
-import { escapeRe as esc } from '../engine/regex.js';
+import type { SyntaxNode } from '../core/types.js';
+import { escapeRe as esc } from '../core/regex.js';
 
 /**
  * Cooperative-groups grid barriers (003 §3.3): a grid-wide sync is only valid under a cooperative

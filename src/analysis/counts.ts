@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { CudaModel } from './cuda.js';
 import type { PyModel } from './python.js';
 import { calleePath, lastName, pyArgs, unparen } from './syntax.js';

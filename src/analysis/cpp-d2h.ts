@@ -1,13 +1,13 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel } from './cuda.js';
 import { hostFunctionOf } from './flow.js';
 import { memoized } from './python.js';
 import { calleePath, contains, lastName, unparen } from './syntax.js';
 import { inDeviceLambda, thrustModel } from './thrust.js';
-import { escapeRe as esc } from '../engine/regex.js';
+import { escapeRe as esc } from '../core/regex.js';
 
 /**
  * Device values read back by CUDA C++ host code (CUDA runtime, libtorch extensions, Thrust, RMM):

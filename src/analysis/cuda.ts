@@ -1,9 +1,8 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
-import { memoized, TEST_OR_BENCH_PATH } from './python.js';
-import { calleePath, lastName, matchesVocab } from './syntax.js';
+import { calleePath, lastName, matchesVocab, memoized, TEST_OR_BENCH_PATH } from './syntax.js';
 
 /**
  * The shared model of a CUDA C++ source (a .cu file or a kernel held in a Python string): which

@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import { contains } from './syntax.js';
 
 /**

@@ -7,7 +7,7 @@
 import type { CudaModel } from './cuda.js';
 import { streamText } from './streams.js';
 import { commentsAround, contains, lastName, matchesVocab } from './syntax.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|timing|TRACE|PROFILE)\w*\b/;
 /** Whether the source text names any `sync_calls` entry: the sync rules skip their stream analysis otherwise. */

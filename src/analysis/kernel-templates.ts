@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { memoized, pythonModel } from './python.js';
 import { calleePath, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';

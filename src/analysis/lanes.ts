@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { CudaFunction, CudaModel } from './cuda.js';
 import { calleePath, lastName } from './syntax.js';
 

@@ -1,11 +1,11 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel } from './cuda.js';
 import { pythonLaunches } from './pylaunch.js';
 import { memoized, pythonModel } from './python.js';
-import { escapeRe as esc } from '../engine/regex.js';
+import { escapeRe as esc } from '../core/regex.js';
 
 /**
  * Launch configurations of one source in one shape for CUDA host code, device-side launches in

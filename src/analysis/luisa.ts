@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import { dslKindAt } from '../sources/luisa.js';
 import type { DslKind, Source } from '../sources/types.js';
 import { cudaModel, type CudaModel } from './cuda.js';

@@ -1,7 +1,7 @@
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { lastName } from './syntax.js';
-import { alternation } from '../engine/regex.js';
+import { alternation } from '../core/regex.js';
 
 /**
  * Text-first lookups for rules that care about a few API names: a regex over the source finds where

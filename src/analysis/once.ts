@@ -1,6 +1,6 @@
-import type { NamePattern } from '../engine/regex.js';
+import type { NamePattern } from '../core/regex.js';
 import type { ResolvedConfig } from '../config/schema.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { ApiCall, CudaModel } from './cuda.js';
 import type { PyModel } from './python.js';
 import { calleePath, contains, unparen } from './syntax.js';

@@ -1,5 +1,5 @@
 import type { CheckContext } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import type { CudaFunction } from './cuda.js';
 

@@ -1,8 +1,11 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
-import { calleePath, lastName, matchesVocab, pyArgs, unparen, usesVocabulary } from './syntax.js';
+import { calleePath, lastName, matchesVocab, memoized, pyArgs, TEST_OR_BENCH_PATH, unparen, usesVocabulary } from './syntax.js';
+
+// Shared with the CUDA model; they live in syntax.ts now and stay importable from here.
+export { memoized, TEST_OR_BENCH_PATH };
 
 /**
  * The host-side model of a Python module that the host-device, sync and memory rules share
@@ -142,7 +145,6 @@ const DEVICE_CONTAINER_ANNOTATION =
   /^(?:Optional\[\s*)?(?:typing\.)?(?:list|List|tuple|Tuple|Sequence|Iterable|Iterator)\[\s*(?:(?:wp|warp)\.(?:array|array[1-4]d|indexedarray|fabricarray)\b(?:\([^()]*\))?|(?:cp|cupy)\.ndarray)\s*(?:,\s*\.\.\.\s*)?\]\s*\]?(?:\s*\|\s*None)?$/;
 const HOST_ANNOTATION =
   /^(?:Optional\[\s*)?(?:int|float|bool|str|bytes|complex|(?:np|numpy)\.ndarray|(?:npt\.)?NDArray(?:\[.*\])?|(?:typing\.)?(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|Iterator|Mapping|set|Set|frozenset)\[.*\])\s*\]?(?:\s*\|\s*None)?$/;
-export const TEST_OR_BENCH_PATH = /(^|\/)(tests?|benchmarks?|bench|examples?)\/|(^|\/)test_[^/]*\.py$|_test\.[^/]+$|(^|\/)bench_[^/]*$/;
 const DEBUG_COND = /\bDEBUG\b|\bdebug\b|__debug__|isEnabledFor\(|\bVERBOSE\b|\bverbose\b|_debug\b|\bdebug_|_verbose\b|\bverbosity\b/;
 const DEBUG_NAME = /debug|dump|^test_/i;
 const GPU_COND = /\b(use_gpu|gpu|cuda|cupy|HAS_CUPY|HAS_GPU|has_gpu|gpu_available|on_device|device)\b|\bcp\.ndarray\b|\bxp\s+is\s+cp\b/i;
@@ -156,13 +158,6 @@ export const pythonModel: Analysis<PyModel> = {
 
 // Analyses that build on this model (stream facts) call `compute` directly; one model per source and config.
 const pyMemo = new WeakMap<Source, { config: ResolvedConfig; value: PyModel }>();
-export function memoized<T>(memo: WeakMap<Source, { config: ResolvedConfig; value: T }>, source: Source, config: ResolvedConfig, build: (s: Source, c: ResolvedConfig) => T): T {
-  const hit = memo.get(source);
-  if (hit && hit.config === config) return hit.value;
-  const value = build(source, config);
-  memo.set(source, { config, value });
-  return value;
-}
 
 function buildModel(source: Source, config: ResolvedConfig): PyModel {
   const root = source.root;

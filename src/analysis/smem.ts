@@ -1,12 +1,12 @@
 import type { GpuSpec } from '../config/gpus.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel, type Launch } from './cuda.js';
 import { memoized } from './python.js';
 import { calleePath, lastName, oneLine } from './syntax.js';
-import { alternation } from '../engine/regex.js';
+import { alternation } from '../core/regex.js';
 
 /**
  * Shared-memory facts of a CUDA source (a .cu file or a kernel string): every `__shared__`

@@ -1,5 +1,5 @@
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import { cudaModel, type CudaModel } from './cuda.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import { pythonModel, type PyModel } from './python.js';

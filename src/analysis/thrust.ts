@@ -1,5 +1,5 @@
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel, deviceLambdaHead, type CudaModel } from './cuda.js';
 import { hostFunctionOf } from './flow.js';

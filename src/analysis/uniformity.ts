@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { cudaModel, type CudaFunction, type CudaModel } from './cuda.js';
 import { memoized } from './python.js';

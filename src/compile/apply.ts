@@ -1,8 +1,9 @@
 import { warpsByRegisters } from '../analysis/occupancy.js';
 import type { GpuSpec } from '../config/gpus.js';
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 import { archOf } from './nvcc.js';
-import { spillBytes, type CompileReport, type KernelEvidence } from './evidence.js';
+import type { CompileReport, KernelEvidence } from './evidence.js';
+import { spillBytes } from './spills.js';
 
 /**
  * Rules that reason about registers, spills and unrolling from the source text, and what the

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkNewText } from '../diff/model.js';
-import type { FileReader } from '../pipeline.js';
+import type { FileReader } from '../core/types.js';
 
 /**
  * The two trees a compile reads: the post-change files (the review's own reader: `--repo`, `git show`

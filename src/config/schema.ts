@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { namePattern, type NamePattern } from '../engine/regex.js';
-import { SEVERITIES, type Confidence, type Severity } from '../engine/types.js';
+import { namePattern, type NamePattern } from '../core/regex.js';
+import { SEVERITIES, type Confidence, type Severity } from '../core/types.js';
 import { defaultDocsUrl } from './docs-url.js';
 import { ARCH_LIMITS, customGpu, DEFAULT_TARGETS, GPU_TABLE, KNOWN_CCS, knownGpuNames, lookupGpu, type CustomGpuInput, type GpuSpec } from './gpus.js';
 import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_SETUP_FUNCTIONS, DEFAULT_VOCABULARIES, type Vocabularies, type VocabularyName } from './vocabularies.js';

@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Source } from '../sources/types.js';
-import type { Confidence, Kind, Language, Pass, Severity, SyntaxNode } from './types.js';
+import type { Confidence, Kind, Language, Pass, Severity, SyntaxNode } from '../core/types.js';
 
 export interface CheckMeta {
   /** `pass-name/rule-name`, equal to the check's folder under checks/. */

@@ -1,5 +1,5 @@
-import type { Confidence, Finding, Severity } from './types.js';
-import { atLeast } from './types.js';
+import type { Confidence, Finding, Severity } from '../core/types.js';
+import { atLeast } from '../core/types.js';
 
 const CONFIDENCE_RANK: Record<Confidence, number> = { high: 0, medium: 1, low: 2 };
 

@@ -1,6 +1,6 @@
 import type { RawFinding } from './runner.js';
-import type { FindingMember } from './types.js';
-import { severityRank } from './types.js';
+import type { FindingMember } from '../core/types.js';
+import { severityRank } from '../core/types.js';
 
 const MAX_LISTED = 4;
 

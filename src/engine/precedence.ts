@@ -1,6 +1,6 @@
 import type { CheckDef } from './check.js';
-import type { Finding } from './types.js';
-import { severityRank } from './types.js';
+import type { Finding } from '../core/types.js';
+import { severityRank } from '../core/types.js';
 
 /**
  * Catalog §2.4: one finding per code location (the most severe wins, the others are named in

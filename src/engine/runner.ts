@@ -3,7 +3,7 @@ import { ruleDocUrl } from '../config/docs-url.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Source } from '../sources/types.js';
 import { renderMessage, type Analysis, type CheckContext, type CheckDef, type Report } from './check.js';
-import { severityRank, type Finding, type ReviewError, type SyntaxNode } from './types.js';
+import { severityRank, type Finding, type ReviewError, type SyntaxNode } from '../core/types.js';
 
 export interface RawFinding extends Finding {
   /** Which source it came from (for dropping findings in parse-error regions). */

@@ -1,4 +1,4 @@
-import type { ReviewError } from '../engine/types.js';
+import type { ReviewError } from '../core/types.js';
 import type { GitHubClient } from './octokit.js';
 
 export interface ContentRequest {

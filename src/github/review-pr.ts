@@ -2,12 +2,12 @@ import picomatch from 'picomatch';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { DiffModel } from '../diff/model.js';
 import type { CheckDef } from '../engine/check.js';
-import { CHECKS } from '../engine/registry.generated.js';
-import { activeChecks, review } from '../pipeline.js';
-import { buildReview } from '../reporters/github-review.js';
-import type { ReportInput } from '../reporters/types.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { activeChecks, review } from '../review/pipeline.js';
+import { planReview, withoutAlreadyPosted } from '../reporters/github-review.js';
+import { reportInput } from '../reporters/types.js';
 import { detectLanguage } from '../sources/detect.js';
-import { annotationsFor, completeCheckRun, conclusionFor, PendingCheckRun, type CheckRef, type Completion } from './check-run.js';
+import { annotationsFor, completeCheckRun, conclusionFor, PendingCheckRun, type CheckRef, type Completion } from '../reporters/check-run.js';
 import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome, type ConfigStore } from './config.js';
 import { readLive, type LiveState } from './live.js';
 import { fetchContents } from './contents.js';
@@ -17,7 +17,7 @@ import { addToBody, botReviews, deletePending, postReview, type Logger } from '.
 import { diffModelFromFiles, listPullFiles, MAX_PR_FILES } from './pr-diff.js';
 import { applyBaseline, parseBaseline } from '../adopt/baseline.js';
 import { unreviewable } from '../adopt/skips.js';
-import { closeStaleThreads, loadBotThreads, markerKey, withoutPosted, type PullRef } from './threads.js';
+import { closeStaleThreads, loadBotThreads, markerKey, type PullRef } from './threads.js';
 
 /** What the handler needs from a `pull_request` webhook. */
 export interface PullRequestEvent {
@@ -271,7 +271,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     if (config.rewrite.enabled && out.result.findings.some((f) => f.inHunk !== false)) {
       // Pass 7 for the findings that get an inline comment (loaded only when there are some), in
       // the review pool like the review itself. The service decides whether rewrites are compiled (like compiler evidence), never the repository.
-      const { runPass7Isolated } = await import('../rewrite/isolated.js');
+      const { runPass7Isolated } = await import('../review/pass7.js');
       const p7 = await runPass7Isolated(out, { config, checks, compile: job.compile === true, budgetMs: config.rewrite.timeBudgetMs, select: (f) => f.inHunk !== false });
       log.info({ pass7: p7 }, 'pass 7');
     }
@@ -279,15 +279,9 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     if (listed.truncated) {
       out.result.errors.push({ message: `GitHub lists at most ${MAX_PR_FILES.toLocaleString('en-US')} files of a pull request; files past that were not reviewed.` });
     }
-    const input: ReportInput = {
-      result: out.result,
-      diff: out.diff,
-      fileLines: (p) => out.fileLines.get(p),
-      inlineCommentCap: config.inlineCommentCap,
-      failOn: config.failOn,
-      toolVersion: job.toolVersion,
-    };
-    const built = buildReview(input);
+    const input = reportInput(out, { inlineCommentCap: config.inlineCommentCap, failOn: config.failOn, toolVersion: job.toolVersion });
+    const planned = planReview(input);
+    const built = planned.payload;
     const findings = out.result.findings;
 
     // What the bot already said on this PR: its reviews (a leftover pending one, this head's) and its threads.
@@ -298,7 +292,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     await deletePending(octokit, pr, reviews.pending, log);
     const threads = await loadBotThreads(octokit, pr, bot, log);
     const posted = new Set(threads.map((t) => t.fingerprint));
-    const { payload: fresh, repeated } = withoutPosted(built, posted);
+    const { payload: fresh, repeated } = withoutAlreadyPosted(planned, posted);
     let payload = fresh;
     if (repeated > 0) {
       payload = {

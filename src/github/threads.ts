@@ -1,18 +1,9 @@
-import { fingerprintMarker, type ReviewPayload } from '../reporters/github-review.js';
+import { markerFingerprint, markerKey } from '../reporters/github-review.js';
 import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
 
-const MARKER_RE = /<!-- gpu-review:fingerprint=([^\s>]+) -->/;
-
-/** The fingerprint a comment body carries in its hidden marker, as the marker spells it. */
-export function markerFingerprint(body: string | null | undefined): string | null {
-  return MARKER_RE.exec(body ?? '')?.[1] ?? null;
-}
-
-/** The marker spelling of a finding's fingerprint (what markerFingerprint reads back). */
-export function markerKey(fingerprint: string): string {
-  return markerFingerprint(fingerprintMarker(fingerprint)) ?? fingerprint;
-}
+// The marker format belongs to the reporter that writes it (reporters/github-review.ts).
+export { markerFingerprint, markerKey };
 
 /** A review thread the bot opened with a fingerprinted comment. */
 export interface BotThread {
@@ -140,18 +131,6 @@ export async function loadBotThreads(octokit: GitHubClient, pr: PullRef, bot: Bo
     log?.warn({ err: e }, 'review threads unavailable through GraphQL; using REST review comments');
     return threadsViaRest(octokit, pr, bot);
   }
-}
-
-/**
- * Drops the inline comments whose finding the bot already posted on an earlier push; the
- * fingerprint ignores line numbers, so a finding that only moved is not posted again.
- */
-export function withoutPosted(payload: ReviewPayload, posted: ReadonlySet<string>): { payload: ReviewPayload; repeated: number } {
-  const comments = payload.comments.filter((c) => {
-    const fp = markerFingerprint(c.body);
-    return !(fp && posted.has(fp));
-  });
-  return { payload: { ...payload, comments }, repeated: payload.comments.length - comments.length };
 }
 
 export interface StaleOutcome {

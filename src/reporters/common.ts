@@ -1,5 +1,5 @@
-import { SEVERITIES, severityRank } from '../engine/types.js';
-import type { Finding, Fix, Severity } from '../engine/types.js';
+import { SEVERITIES, severityRank } from '../core/types.js';
+import type { Finding, Fix, Severity } from '../core/types.js';
 
 /** Home of the project; the same base the rule docs live under. */
 export const PROJECT_URL = 'https://github.com/gpu-review/gpu-review';
@@ -43,16 +43,7 @@ export function plural(n: number, word: string, pluralWord = `${word}s`): string
   return `${n} ${n === 1 ? word : pluralWord}`;
 }
 
-/**
- * The replacement lines of a fix; empty when the fix deletes its lines. A final newline ends the
- * last line rather than adding an empty one: a suggestion block and a SARIF/rdjson whole-line
- * region both stop before the last line's EOL, so counting it would insert a blank line.
- */
-export function replacementLines(fix: Fix): string[] {
-  const text = fix.replace?.text ?? '';
-  if (text === '') return [];
-  return text.replace(/\r?\n$/, '').split(/\r?\n/);
-}
+export { replacementLines } from '../core/fix.js';
 
 /** A safe, concrete rewrite that a reviewer could apply with one click. */
 export function isApplicableFix(f: Finding): f is Finding & { fix: Fix & { replace: NonNullable<Fix['replace']> } } {

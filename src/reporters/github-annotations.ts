@@ -1,5 +1,5 @@
 import { sarifLevel } from './sarif.js';
-import type { Finding, Severity } from '../engine/types.js';
+import type { Finding, Severity } from '../core/types.js';
 import { compareBySeverity, oneLine, plural, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
 

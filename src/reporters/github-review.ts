@@ -2,8 +2,8 @@ import { compileLines } from '../compile/render.js';
 import { rewriteDetails, shownRewrite } from '../rewrite/present.js';
 import type { DiffFile, DiffModel } from '../diff/model.js';
 import { hunkOfLine } from '../diff/model.js';
-import { PASS_NAMES, SEVERITIES } from '../engine/types.js';
-import type { Finding, Pass, ReviewResult } from '../engine/types.js';
+import { PASS_NAMES, SEVERITIES } from '../core/types.js';
+import type { Finding, Pass, ReviewResult } from '../core/types.js';
 import {
   compareByLocation,
   compareBySeverity,
@@ -40,6 +40,32 @@ export const REVIEW_MARKER = '<!-- gpu-review:review -->';
 export function fingerprintMarker(fingerprint: string): string {
   // "--" would end the HTML comment early and leak the rest of the marker into the rendered text.
   return `<!-- gpu-review:fingerprint=${fingerprint.replace(/-{2,}/g, '-').replace(/>/g, '')} -->`;
+}
+
+const MARKER_RE = /<!-- gpu-review:fingerprint=([^\s>]+) -->/;
+
+/** The fingerprint a comment body carries in its hidden marker, as the marker spells it (for comments read back from GitHub). */
+export function markerFingerprint(body: string | null | undefined): string | null {
+  return MARKER_RE.exec(body ?? '')?.[1] ?? null;
+}
+
+/** The marker spelling of a finding's fingerprint (what markerFingerprint reads back). */
+export function markerKey(fingerprint: string): string {
+  return markerFingerprint(fingerprintMarker(fingerprint)) ?? fingerprint;
+}
+
+/** One inline comment of the review and the finding it speaks for. */
+export interface ReviewPlacement {
+  fingerprint: string;
+  /** The fingerprint as the comment's marker spells it: what a thread read back from GitHub carries. */
+  marker: string;
+  comment: ReviewComment;
+}
+
+/** The review payload and, for each of its comments in the same order, where it came from. */
+export interface PlannedReview {
+  payload: ReviewPayload;
+  placements: ReviewPlacement[];
 }
 
 /**
@@ -365,10 +391,27 @@ function renderBody(input: ReportInput, planned: Planned): string {
  * `position`) on a line the diff lets GitHub comment on; everything else goes to the body.
  */
 export function buildReview(input: ReportInput): ReviewPayload {
+  return planReview(input).payload;
+}
+
+/** buildReview, with the finding behind each comment (so nothing has to read markers back out of the text). */
+export function planReview(input: ReportInput): PlannedReview {
   const planned = plan(input);
   return {
-    body: renderBody(input, planned),
-    comments: planned.comments.map((c) => c.comment),
-    event: 'COMMENT',
+    payload: {
+      body: renderBody(input, planned),
+      comments: planned.comments.map((c) => c.comment),
+      event: 'COMMENT',
+    },
+    placements: planned.comments.map((c) => ({ fingerprint: c.finding.fingerprint, marker: markerKey(c.finding.fingerprint), comment: c.comment })),
   };
+}
+
+/**
+ * The review without the comments an earlier push already posted (`alreadyPosted`: marker keys of
+ * the bot's threads), and how many were left out. The body is the full review's.
+ */
+export function withoutAlreadyPosted(planned: PlannedReview, alreadyPosted: ReadonlySet<string>): { payload: ReviewPayload; repeated: number } {
+  const comments = planned.placements.filter((p) => !alreadyPosted.has(p.marker)).map((p) => p.comment);
+  return { payload: { ...planned.payload, comments }, repeated: planned.payload.comments.length - comments.length };
 }

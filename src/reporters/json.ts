@@ -1,4 +1,4 @@
-import type { FileReport, Finding, Fix, ReviewError } from '../engine/types.js';
+import type { FileReport, Finding, Fix, ReviewError } from '../core/types.js';
 import { compareByLocation } from './common.js';
 import type { ReportInput } from './types.js';
 

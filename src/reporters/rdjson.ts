@@ -1,5 +1,5 @@
-import { severityRank } from '../engine/types.js';
-import type { Finding, Severity } from '../engine/types.js';
+import { severityRank } from '../core/types.js';
+import type { Finding, Severity } from '../core/types.js';
 import { PROJECT_URL, compareByLocation, isApplicableFix, replacementLines } from './common.js';
 import type { ReportInput } from './types.js';
 

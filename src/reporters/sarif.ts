@@ -7,7 +7,7 @@ import type {
   ReportingDescriptor,
   Result,
 } from 'sarif';
-import type { Finding, Pass, Severity } from '../engine/types.js';
+import type { Finding, Pass, Severity } from '../core/types.js';
 import { PROJECT_URL, compareByLocation, isApplicableFix, replacementLines } from './common.js';
 import type { ReportInput } from './types.js';
 

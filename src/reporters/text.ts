@@ -1,6 +1,6 @@
 import { compileLines } from '../compile/render.js';
 import { shownRewrite, verificationLabel } from '../rewrite/present.js';
-import type { Finding, Severity } from '../engine/types.js';
+import type { Finding, Severity } from '../core/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
 import { skippedLine } from '../adopt/skips.js';

@@ -1,5 +1,6 @@
 import type { DiffModel } from '../diff/model.js';
-import type { ReviewResult, Severity } from '../engine/types.js';
+import type { ReviewResult, Severity } from '../core/types.js';
+import type { ReviewOutput } from '../review/file.js';
 
 /**
  * Everything a reporter needs. Findings arrive already filtered (scope, minimum severity) and
@@ -14,4 +15,16 @@ export interface ReportInput {
   inlineCommentCap: number;
   failOn: Severity | 'none';
   toolVersion: string;
+}
+
+/** The one way a ReportInput is made from a review (the CLI and the App both use it). */
+export function reportInput(out: ReviewOutput, opts: { inlineCommentCap: number; failOn: Severity | 'none'; toolVersion: string }): ReportInput {
+  return {
+    result: out.result,
+    diff: out.diff,
+    fileLines: (p) => out.fileLines.get(p),
+    inlineCommentCap: opts.inlineCommentCap,
+    failOn: opts.failOn,
+    toolVersion: opts.toolVersion,
+  };
 }

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { readFile, writeFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 import { applyEdits, editsConflict } from './edit.js';
 import type { LineEdit, Rewrite } from './types.js';
 

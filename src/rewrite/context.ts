@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 
 /** The node a finding points at: the largest named node with exactly its range, else the smallest covering it. */
 export function nodeAt(root: SyntaxNode, line: number, column: number, endLine: number, endColumn: number): SyntaxNode {

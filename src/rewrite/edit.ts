@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import type { LineEdit } from './types.js';
 
 /** Apply non-overlapping whole-line edits to `lines` (index 0 = line 1); returns new lines. */

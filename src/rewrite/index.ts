@@ -1,9 +1,9 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import { parseUnifiedDiff, hunkOfLine, type DiffFile } from '../diff/model.js';
 import type { CheckDef } from '../engine/check.js';
-import type { Finding, Language } from '../engine/types.js';
-import { activeChecks, reviewFileContent, type ReviewOutput } from '../pipeline.js';
-import { replacementLines } from '../reporters/common.js';
+import type { Finding, Language } from '../core/types.js';
+import { activeChecks, reviewFileContent, type ReviewOutput } from '../review/file.js';
+import { replacementLines } from '../core/fix.js';
 import { buildSources } from '../sources/build.js';
 import type { Source } from '../sources/types.js';
 import { nodeAt } from './context.js';

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { ResolvedConfig } from '../config/schema.js';
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 import type { Pass7Options } from './index.js';
 import type { Proposal } from './types.js';
 

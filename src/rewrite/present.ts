@@ -1,4 +1,4 @@
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 import type { Rewrite } from './types.js';
 
 /** A rewrite worth showing: built and not failed verification. */

@@ -1,5 +1,5 @@
 import type { ResolvedConfig } from '../config/schema.js';
-import type { Finding, Language, SyntaxNode } from '../engine/types.js';
+import type { Finding, Language, SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 
 /** Whole-line replacement on the post-change file: lines startLine..endLine (1-based, inclusive) become `text`. */

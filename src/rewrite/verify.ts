@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Language } from '../engine/types.js';
+import type { Language } from '../core/types.js';
 import type { VerificationStep } from './types.js';
 
 const exec = promisify(execFile);

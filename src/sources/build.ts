@@ -1,4 +1,4 @@
-import type { Language } from '../engine/types.js';
+import type { Language } from '../core/types.js';
 import { maskCuda } from './cuda-mask.js';
 import { normalizeLuisa } from './luisa.js';
 import { extractKernels, mapKernelPosition } from './nvrtc.js';

@@ -1,4 +1,4 @@
-import { alternation } from '../engine/regex.js';
+import { alternation } from '../core/regex.js';
 /**
  * Same-length rewrites of CUDA C++ so that tree-sitter parses it without ERROR nodes. Every
  * character keeps its string index and every line break stays where it was, so positions in the

@@ -1,4 +1,4 @@
-import type { Language } from '../engine/types.js';
+import type { Language } from '../core/types.js';
 
 const CUDA_EXT = /\.(cu|cuh)$/i;
 const PY_EXT = /\.(py|pyi)$/i;

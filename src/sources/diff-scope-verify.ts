@@ -1,4 +1,4 @@
-import type { Finding } from '../engine/types.js';
+import type { Finding } from '../core/types.js';
 
 /**
  * Helpers to prove the diff-scope masking (diff-scope.ts) changes no finding: a one-line-change

@@ -1,4 +1,4 @@
-import type { Language } from '../engine/types.js';
+import type { Language } from '../core/types.js';
 
 /**
  * Cost follows the diff (issue #20). With `--scope added` only findings on added lines are

@@ -5,7 +5,7 @@
  * (every character keeps its index, line breaks included) and each rewrite is recorded by the
  * index of the keyword it produced.
  */
-import type { SyntaxNode } from '../engine/types.js';
+import type { SyntaxNode } from '../core/types.js';
 import { codeView } from './cuda-mask.js';
 import type { DslKind } from './types.js';
 

@@ -1,5 +1,5 @@
-import type { SyntaxNode } from '../engine/types.js';
-import { calleePath } from '../analysis/syntax.js';
+import type { SyntaxNode } from '../core/types.js';
+import { calleePath } from './syntax.js';
 
 /**
  * CUDA source held in Python strings (catalog §1.2). The result keeps, for every output line, the

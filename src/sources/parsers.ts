@@ -1,11 +1,14 @@
 import Parser from 'tree-sitter';
 import { createRequire } from 'node:module';
-import type { SyntaxNode, Tree } from '../engine/types.js';
+import type { SyntaxNode, Tree } from '../core/types.js';
 
 export type Grammar = 'cuda' | 'cpp' | 'python';
 
-import { mirrorInstalled } from './node-patches.js';
-import { errorNodeRanges } from './tree-mirror.js';
+import { installTreeSitterPatches, mirrorInstalled } from './tree-sitter/patches.js';
+import { errorNodeRanges } from './tree-sitter/mirror.js';
+
+// The tree mirror and the binding patches, installed once before the first parse.
+installTreeSitterPatches();
 
 const require = createRequire(import.meta.url);
 

@@ -1,4 +1,4 @@
-import type { Language, SyntaxNode, Tree } from '../engine/types.js';
+import type { Language, SyntaxNode, Tree } from '../core/types.js';
 
 /** What a DSL rewrite replaced (catalog §1.3); keyed by the string index of the rewritten token. */
 export type DslKind =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { luisaModel, type LuisaModel } from '../../src/analysis/luisa.js';
 import { buildSources } from '../../src/sources/build.js';
-import type { SyntaxNode } from '../../src/engine/types.js';
+import type { SyntaxNode } from '../../src/core/types.js';
 import { config } from '../helpers.js';
 
 function model(text: string, path = 'src/k.cpp'): LuisaModel {

@@ -4,7 +4,7 @@ import { laneEvaluator, threadIndex } from '../../src/analysis/lanes.js';
 import { pythonLaunches } from '../../src/analysis/pylaunch.js';
 import { smemLaunches } from '../../src/analysis/smem-launch.js';
 import { bankConflictDegree, kernelStaticBytes, smemFacts, typeBytes } from '../../src/analysis/smem.js';
-import type { SyntaxNode } from '../../src/engine/types.js';
+import type { SyntaxNode } from '../../src/core/types.js';
 import { buildSources } from '../../src/sources/build.js';
 import type { Source } from '../../src/sources/types.js';
 import { config } from '../helpers.js';

@@ -4,7 +4,7 @@ import { pythonModel } from '../../src/analysis/python.js';
 import { cppHostAccess, pyHostAccess, streamFacts, streamText, type StreamFacts } from '../../src/analysis/streams.js';
 import { buildSources } from '../../src/sources/build.js';
 import type { Source } from '../../src/sources/types.js';
-import type { SyntaxNode } from '../../src/engine/types.js';
+import type { SyntaxNode } from '../../src/core/types.js';
 import { config } from '../helpers.js';
 
 function source(text: string, lang: 'python' | 'cuda'): Source {

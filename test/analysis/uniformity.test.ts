@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { uniformity } from '../../src/analysis/uniformity.js';
-import type { SyntaxNode } from '../../src/engine/types.js';
+import type { SyntaxNode } from '../../src/core/types.js';
 import { buildSources } from '../../src/sources/build.js';
 import { config } from '../helpers.js';
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { examplePayload, setup, teardown, type Harness } from './harness.js';
 
 const FIXTURES = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'rewrite', 'fixtures');
@@ -65,7 +65,7 @@ describe('GitHub App: pass 7 rewrites in the inline comments', () => {
   });
 
   test('in the review pool (the compiled worker) the comments are the same as on the main thread', async () => {
-    const script = join(import.meta.dirname, '..', '..', 'dist', 'src', 'engine', 'review-worker.js');
+    const script = join(import.meta.dirname, '..', '..', 'dist', 'src', 'review', 'review-worker.js');
     expect(existsSync(script)).toBe(true);
     const here = await reviewOf('src/reset.cu', fixture('async-memset-memcpy/reset.cu'));
     teardown(h);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { main } from '../../src/cli.js';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { REVIEW_MARKER } from '../../src/reporters/github-review.js';
 import { markerFingerprint } from '../../src/github/threads.js';
 import { isContentWrite } from '../../src/github/octokit.js';

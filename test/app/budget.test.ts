@@ -9,7 +9,7 @@ import type { FakeFile } from './fake-github.js';
 import { examplePayload, setup, teardown, type Harness } from './harness.js';
 import { cleanFn, loopFn, pythonFile } from './python.js';
 
-const SCRIPT = join(import.meta.dirname, '..', '..', 'dist', 'src', 'engine', 'review-worker.js');
+const SCRIPT = join(import.meta.dirname, '..', '..', 'dist', 'src', 'review', 'review-worker.js');
 let h: Harness | undefined;
 const saved = process.env.GPU_REVIEW_WORKER_SCRIPT;
 beforeAll(() => {

@@ -1,5 +1,5 @@
 import { defineCheck } from '../../src/engine/check.js';
-import type { SyntaxNode } from '../../src/engine/types.js';
+import type { SyntaxNode } from '../../src/core/types.js';
 
 /** Python the host-device/get-in-loop rule flags: a device read inside a loop that launches. */
 export const HEADER = ['from vibespatial import runtime', 'from vibespatial.kernels import fill_kernel', '', ''];

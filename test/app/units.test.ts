@@ -4,8 +4,8 @@ import { rateLimitHandlers } from '../../src/github/octokit.js';
 import { addToBody, moveToBody } from '../../src/github/post.js';
 import { diffModelFromFiles, type PullFile } from '../../src/github/pr-diff.js';
 import { DeliveryLog, ReviewQueue } from '../../src/github/queue.js';
-import { markerFingerprint, markerKey, withoutPosted } from '../../src/github/threads.js';
-import { fingerprintMarker, REVIEW_MARKER } from '../../src/reporters/github-review.js';
+import { markerFingerprint, markerKey } from '../../src/github/threads.js';
+import { fingerprintMarker, REVIEW_MARKER, withoutAlreadyPosted } from '../../src/reporters/github-review.js';
 import { commentableHunks, modifiedPatch } from './fake-github.js';
 
 function file(f: Partial<PullFile> & { filename: string }): PullFile {
@@ -110,8 +110,9 @@ describe('identity, markers, body edits', () => {
     for (const fp of ['5896e0e61af698c76fb8', '5896e0e61af698c76fb8-2', 'a--b>c']) {
       expect(markerFingerprint(`text\n${fingerprintMarker(fp)}`)).toBe(markerKey(fp));
     }
-    const payload = { body: 'b', event: 'COMMENT' as const, comments: [{ path: 'a', line: 1, side: 'RIGHT' as const, body: `x\n${fingerprintMarker('f1')}` }, { path: 'a', line: 2, side: 'RIGHT' as const, body: `y\n${fingerprintMarker('f2')}` }] };
-    const { payload: out, repeated } = withoutPosted(payload, new Set([markerKey('f1')]));
+    const comments = [{ path: 'a', line: 1, side: 'RIGHT' as const, body: `x\n${fingerprintMarker('f1')}` }, { path: 'a', line: 2, side: 'RIGHT' as const, body: `y\n${fingerprintMarker('f2')}` }];
+    const planned = { payload: { body: 'b', event: 'COMMENT' as const, comments }, placements: comments.map((comment, i) => ({ fingerprint: `f${i + 1}`, marker: markerKey(`f${i + 1}`), comment })) };
+    const { payload: out, repeated } = withoutAlreadyPosted(planned, new Set([markerKey('f1')]));
     expect(repeated).toBe(1);
     expect(out.comments.map((c) => c.line)).toEqual([2]);
   });

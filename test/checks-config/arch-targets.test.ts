@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { GPU_TABLE } from '../../src/config/gpus.js';
 import { occupancy, warpsByRegisters } from '../../src/analysis/occupancy.js';
 import { reviewText } from '../helpers.js';

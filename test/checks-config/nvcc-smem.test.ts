@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { reviewText } from '../helpers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { parseMarkers, reviewText, sites } from '../helpers.js';
 
 /**

@@ -16,7 +16,7 @@ import { kernelStrings } from '../../src/compile/evidence.js';
 import { runLimited } from '../../src/compile/nvcc.js';
 import { baseName, parsePtxas, signature } from '../../src/compile/ptxas.js';
 import { collectUnit, reversePatch, scanIncludes } from '../../src/compile/units.js';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { cleanupTmp, TmpRepo } from '../diff/tmp-git.js';
 import { config, hasNvcc } from '../helpers.js';
 

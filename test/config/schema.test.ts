@@ -3,9 +3,9 @@ import YAML from 'yaml';
 import { ConfigError, resolveConfig, type ResolvedConfig } from '../../src/config/schema.js';
 import { DEFAULT_HOT_PATH_FUNCTIONS, DEFAULT_VOCABULARIES } from '../../src/config/vocabularies.js';
 import type { CheckDef } from '../../src/engine/check.js';
-import { CHECKS } from '../../src/engine/registry.generated.js';
-import { SEVERITIES } from '../../src/engine/types.js';
-import { activeChecks, review } from '../../src/pipeline.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { SEVERITIES } from '../../src/core/types.js';
+import { activeChecks, review } from '../../src/review/pipeline.js';
 import { addedFileDiff } from '../helpers.js';
 import { applyOneOff } from '../../src/adopt/select.js';
 

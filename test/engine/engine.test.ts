@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
-import { review } from '../../src/pipeline.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { review } from '../../src/review/pipeline.js';
 import { buildSources } from '../../src/sources/build.js';
 import { addedFileDiff, config, reviewText } from '../helpers.js';
 

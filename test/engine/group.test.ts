@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { renderJson } from '../../src/reporters/json.js';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { addedFileDiff, config, reviewText } from '../helpers.js';
 
 const rule = (id: string) => CHECKS.find((c) => c.id === id)!;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyPrecedence } from '../../src/engine/precedence.js';
-import { CHECKS } from '../../src/engine/registry.generated.js';
-import type { Finding } from '../../src/engine/types.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import type { Finding } from '../../src/core/types.js';
 import { reviewText } from '../helpers.js';
 
 const rule = (id: string) => CHECKS.find((c) => c.id === id)!;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alternation, escapeRe, namePattern } from '../../src/engine/regex.js';
+import { alternation, escapeRe, namePattern } from '../../src/core/regex.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

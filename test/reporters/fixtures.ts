@@ -1,5 +1,5 @@
 import { parseUnifiedDiff } from '../../src/diff/model.js';
-import type { FileReport, Finding, ReviewResult } from '../../src/engine/types.js';
+import type { FileReport, Finding, ReviewResult } from '../../src/core/types.js';
 import type { ReportInput } from '../../src/reporters/types.js';
 
 /** A pull request that moves a __syncthreads() into a branch and a copy into a loop, and adds a CuPy helper. */

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/engine/registry.generated.js';
+import { CHECKS } from '../../checks/registry.generated.js';
 import { cleanupTmp, tmpDir } from '../diff/tmp-git.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

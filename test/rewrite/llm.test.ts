@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { isRewrite } from '../../src/rewrite/apply.js';
 import { runPass7 } from '../../src/rewrite/index.js';
 import { llmDrafter, llmSettingsFromEnv, parseDraft } from '../../src/rewrite/llm.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { applyEdits } from '../../src/rewrite/edit.js';
 import { runPass7 } from '../../src/rewrite/index.js';
 import { isRewrite, planFixes } from '../../src/rewrite/apply.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { runPass7 } from '../../src/rewrite/index.js';
 import { isRewrite } from '../../src/rewrite/apply.js';
 import type { Template } from '../../src/rewrite/types.js';

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../src/engine/registry.generated.js';
-import { review } from '../../src/pipeline.js';
+import { review } from '../../src/review/pipeline.js';
 import { cStructure, maskUntouched, pythonStructure } from '../../src/sources/diff-scope.js';
 import { detectLanguage } from '../../src/sources/detect.js';
 import { findingKeys, oneLineDiff } from '../../src/sources/diff-scope-verify.js';

@@ -338,7 +338,7 @@ $loop{ $if (flag.volatile_read(0u) != 0u) { $break; }; };
 describe('LuisaCompute findings point at the original text', () => {
   it('maps line and column of findings inside $if / $for / $elif back to the un-normalized file, in repo and diff-only mode', async () => {
     const { reviewText } = await import('../helpers.js');
-    const { CHECKS } = await import('../../src/engine/registry.generated.js');
+    const { CHECKS } = await import('../../checks/registry.generated.js');
     const ids = ['luisa/sync-block-in-divergent-branch', 'luisa/shuffle-in-divergent-branch', 'luisa/nonexistent-warp-builtin'];
     const checks = CHECKS.filter((c) => ids.includes(c.id));
     const src = [

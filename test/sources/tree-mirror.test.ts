@@ -3,9 +3,11 @@ import Cpp from 'tree-sitter-cpp';
 import Cuda from 'tree-sitter-cuda';
 import Python from 'tree-sitter-python';
 import { describe, expect, it } from 'vitest';
-import { mirrorInstalled } from '../../src/sources/node-patches.js';
+import { BINDING_VERSION, installTreeSitterPatches, mirrorInstalled } from '../../src/sources/tree-sitter/patches.js';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { errorRegions } from '../../src/sources/parsers.js';
-import { getNativeWalker, mirrorOf, nativeWalkerInUse, setNativeWalker, verifyTree, type Mirror } from '../../src/sources/tree-mirror.js';
+import { getNativeWalker, mirrorOf, nativeWalkerInUse, setNativeWalker, verifyTree, type Mirror } from '../../src/sources/tree-sitter/mirror.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +28,15 @@ const BROKEN = 'int f( {\n  return x +;\n}\nstruct S { int a\n};\n';
 describe('tree mirror', () => {
   it('is installed (the load-time self-check passed)', () => {
     expect(mirrorInstalled).toBe(true);
+  });
+
+  it('is installed once, against the binding version package.json pins', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies['tree-sitter']).toBe(BINDING_VERSION);
+    expect((createRequire(import.meta.url)('tree-sitter/package.json') as { version: string }).version).toBe(BINDING_VERSION);
+    const first = installTreeSitterPatches();
+    expect(first).toEqual({ binding: BINDING_VERSION, mirror: true, fastNodeFields: false });
+    expect(installTreeSitterPatches()).toBe(first);
   });
 
   it('answers like the native binding on every node: ids, types, ranges, positions, parents, children, fields', () => {

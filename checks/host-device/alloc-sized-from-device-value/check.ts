@@ -1,7 +1,7 @@
 import { pythonModel, type D2H, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Device creators whose first argument (or `shape=`) is the element count. */
 const SIZED_CREATORS = new Set(['empty', 'zeros', 'ones', 'full', 'ndarray']);

@@ -1,6 +1,6 @@
 import { pythonModel } from '../../../src/analysis/python.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { READ_STALL } from '../../../src/config/costs.js';
 
 const WHOLE_ARRAY_KINDS = new Set(['get', 'asnumpy', 'copy-to-host', 'tolist']);

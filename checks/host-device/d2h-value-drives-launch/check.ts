@@ -1,7 +1,7 @@
 import { pythonModel, type D2H } from '../../../src/analysis/python.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { READ_STALL } from '../../../src/config/costs.js';
 
 const within = (outer: SyntaxNode, n: SyntaxNode) => outer.startIndex <= n.startIndex && n.endIndex <= outer.endIndex;

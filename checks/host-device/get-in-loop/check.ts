@@ -2,7 +2,7 @@ import { type D2H, type PyModel, pythonModel } from '../../../src/analysis/pytho
 import { pyContextStream, pyStreamOf, streamFacts, streamKey } from '../../../src/analysis/streams.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { CUPY_READS, READ_STALL } from '../../../src/config/costs.js';
 
 /** `for name, d_arr in (("a", d_a), ("b", d_b)):` — a host list of distinct device arrays. */

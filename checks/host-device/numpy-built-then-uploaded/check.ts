@@ -3,7 +3,7 @@ import { ancestor, calleePath, lastName, pyArgs, unparen } from '../../../src/an
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
 import type { FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Catalog: tiny constant tables (length given by a literal ≤ 32) uploaded once at module scope are fine. */
 const TINY_TABLE = 32;

@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 interface Hit {
   call: SyntaxNode;

@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
 import { CUPY_READS, LAUNCH } from '../../../src/config/costs.js';
 

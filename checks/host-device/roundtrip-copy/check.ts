@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { lastName, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** D2H kinds that hand back a host copy of the array (not a Python scalar or text). */
 const COPY_KINDS = new Set(['get', 'asnumpy', 'copy-to-host', 'tolist']);

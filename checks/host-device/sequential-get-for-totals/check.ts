@@ -2,7 +2,7 @@ import { pythonModel, type D2H, type PyModel } from '../../../src/analysis/pytho
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import type { Vocabularies } from '../../../src/config/vocabularies.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { READ_STALL } from '../../../src/config/costs.js';
 
 const SCALAR_READ_KINDS = new Set(['convert', 'get', 'item']);

@@ -3,8 +3,8 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const VEC = /^(double|float)[23]$/;
 /** `a[2*i]`, `a[i*2 + 1]`, `a[3*i + k]`: element k of an interleaved K-tuple; returns K. */

@@ -3,8 +3,8 @@ import { hasGridStrideLoop, launchConfigs, prod } from '../../../src/analysis/la
 import { pythonModel } from '../../../src/analysis/python.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const ASSIGNS = ['init_declarator', 'assignment_expression', 'assignment', 'augmented_assignment'];
 const LOOPS = ['for_statement', 'while_statement', 'do_statement'];

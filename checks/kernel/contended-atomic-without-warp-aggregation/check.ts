@@ -3,7 +3,7 @@ import { quoteCode, smemFacts } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Accumulating atomics: many lanes adding into one address serialize there. */
 const ACCUMULATE = /^(atomicAdd|atomicSub|atomicMax|atomicMin|atomicOr|atomicAnd|atomicXor|unsafeAtomicAdd|gpuAtomicAdd|fastAtomicAdd|atomic_add|atomicAddNoRet)(_block|_system)?$/;

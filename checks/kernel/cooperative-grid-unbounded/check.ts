@@ -3,7 +3,7 @@ import { isCeilDivGrid, launchConfigs, prod } from '../../../src/analysis/launch
 import { occupancy, smallestSmTarget } from '../../../src/analysis/occupancy.js';
 import { calleePath, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const COOP_ATTR = /\b(cudaLaunchAttributeCooperative|CU_LAUNCH_ATTRIBUTE_COOPERATIVE)\b/;
 /** CuPy launches every kernel of a module built with this flag through cuLaunchCooperativeKernel. */

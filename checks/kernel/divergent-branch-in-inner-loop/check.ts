@@ -3,7 +3,7 @@ import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { constantBlockOf, uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import type { Source } from '../../../src/sources/types.js';
 
 const ident = /\b[A-Za-z_]\w*\b/g;

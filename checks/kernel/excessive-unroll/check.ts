@@ -1,8 +1,8 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 const UNROLL = /^\s*unroll\b\s*(?:\(\s*([^)]*?)\s*\)|([^\s/]+))?/;
 /** A tuning decision backed by a measurement is not a smell (catalog do-not-flag). */

@@ -3,7 +3,7 @@ import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { quoteCode, smemFacts } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -3,9 +3,9 @@ import { quoteCode } from '../../../src/analysis/smem.js';
 import { matchesVocab } from '../../../src/analysis/syntax.js';
 import { constantBlockOf, evalWithBlockDim, isFullMask, uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import type { CudaFunction, CudaModel } from '../../../src/analysis/cuda.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /**
  * For `threadIdx.x < E` (or a local copy of `threadIdx.x`), how many of warp 0's 32 lanes enter, with the

@@ -4,9 +4,9 @@ import { launchConfigs, type LaunchConfig } from '../../../src/analysis/launch-c
 import { pythonModel } from '../../../src/analysis/python.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 interface L {
   cfg: LaunchConfig;

@@ -3,7 +3,7 @@ import { quoteCode, smemFacts } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen, walk } from '../../../src/analysis/syntax.js';
 import { constantBlockOf, uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const FETCH = /^fetch_(add|sub|and|or|xor|min|max)$/;
 const IDENT = /\b[A-Za-z_]\w*\b/g;

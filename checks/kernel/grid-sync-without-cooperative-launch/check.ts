@@ -4,7 +4,7 @@ import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { occupancy, smallestSmTarget } from '../../../src/analysis/occupancy.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Launch-configuration attributes that make cudaLaunchKernelEx / cuLaunchKernelEx cooperative. */
 const COOP_ATTR = /\b(cudaLaunchAttributeCooperative|CU_LAUNCH_ATTRIBUTE_COOPERATIVE)\b/;

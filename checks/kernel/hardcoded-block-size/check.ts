@@ -6,8 +6,8 @@ import { kernelStaticBytes, smemFacts } from '../../../src/analysis/smem.js';
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { ancestor, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc, alternation } from '../../../src/core/regex.js';
 
 /** A comment saying the size was measured: 003 §3.1 allows a profiled override ("Profile before overriding"). */
 const PROFILED = /(#|\/\/|\/\*|\*).*\b(profil|tuned|benchmark|measured|sweep)/i;

@@ -2,8 +2,8 @@ import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analy
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** Integer types of 32 bits (the C arithmetic of two of them stays in 32 bits). */
 const I32 = /^(int|unsigned|unsigned int|signed|signed int|int32_t|uint32_t|uint|__int32|unsigned int32_t)$/;

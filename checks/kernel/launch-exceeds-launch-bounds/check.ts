@@ -3,7 +3,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { calleePath, lastName, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Occupancy calls whose 5th argument caps the block size they may return. */
 const LIMIT_CALLS = /^(cudaOccupancyMaxPotentialBlockSize|cudaOccupancyMaxPotentialBlockSizeVariableSMem|cudaOccupancyMaxPotentialBlockSizeWithFlags|cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags|cuOccupancyMaxPotentialBlockSize|cuOccupancyMaxPotentialBlockSizeWithFlags)$/;

@@ -2,7 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { COSTS, LAUNCH, MEASURED_ON, launchesCost } from '../../../src/config/costs.js';
 
 /** Work-size bins are the sanctioned binning pattern (003 §5.3): one launch per complexity bin, not per item. */

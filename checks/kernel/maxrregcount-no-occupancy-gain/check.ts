@@ -1,7 +1,7 @@
 import { warpsByRegisters } from '../../../src/analysis/occupancy.js';
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const FLAG = /^-{1,2}maxrregcount(?:[=\s]\s*(\d+))?$/;
 /** A tuning note next to the flag is the catalog's "comment with profiling evidence". */

@@ -3,8 +3,8 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { launchConfigs, lightKernel as light, prod } from '../../../src/analysis/launch-config.js';
 import { lineRewritable } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** Catalog (c): names projects give the block size (template parameters and #defines). */
 const BLOCK_NAME = /^k?(BLOCK|BLOCK_SIZE|BLOCK_THREADS|BLOCK_DIM|BlockSize|BlockThreads|THREADS|THREADS_PER_BLOCK|NTHREADS|NUM_THREADS|TPB)$/;

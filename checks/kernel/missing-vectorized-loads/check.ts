@@ -2,8 +2,8 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 const X_LINEAR = /^\(?\s*(?:blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*threadIdx\.x)\s*\)?$/;
 const VECTOR: Record<string, [string, number]> = { float: ['float4', 4], double: ['double2', 2], int: ['int4', 4], unsigned: ['uint4', 4], 'unsigned int': ['uint4', 4] };

@@ -2,8 +2,8 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { hasGridStrideLoop, launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { occupancy } from '../../../src/analysis/occupancy.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 const GLOBAL_INDEX = /^\(?\s*(?:\(\s*\w+\s*\)\s*)?(blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x)\s*\)?\s*\+\s*threadIdx\.x$|^threadIdx\.x\s*\+\s*\(?\s*(blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x)\s*\)?$/;
 const LOOPS = ['for_statement', 'while_statement', 'do_statement', 'for_range_loop'];

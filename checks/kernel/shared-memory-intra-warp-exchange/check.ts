@@ -4,7 +4,7 @@ import { quoteCode, smemFacts } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen, walk } from '../../../src/analysis/syntax.js';
 import { constantBlockOf } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 interface Access { node: SyntaxNode; outer: string[]; last: SyntaxNode; write: boolean }
 

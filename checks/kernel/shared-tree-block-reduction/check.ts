@@ -3,7 +3,7 @@ import { quoteCode, smemFacts, typeBytes } from '../../../src/analysis/smem.js';
 import { calleePath, matchesVocab, walk } from '../../../src/analysis/syntax.js';
 import { constantBlockOf, evalWithBlockDim } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import { alternation } from '../../../src/engine/regex.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

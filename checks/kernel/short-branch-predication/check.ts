@@ -2,7 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /**
  * Side-effect-free math that the compiler evaluates inline: executing it in lanes whose result is discarded

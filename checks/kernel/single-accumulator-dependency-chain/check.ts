@@ -1,8 +1,8 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** Summation order is part of the contract (003 §11): splitting the chain changes the bits. */
 const ORDER_MATTERS = /\b(determinis\w*|bit[- ]?(for[- ]bit|wise|exact|identical)|reproducib\w*|same order|kahan|compensated)\b/i;

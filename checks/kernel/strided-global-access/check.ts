@@ -2,9 +2,9 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { UNCOALESCED } from '../../../src/config/costs.js';
-import { alternation } from '../../../src/engine/regex.js';
+import { alternation } from '../../../src/core/regex.js';
 
 /** Consecutive threads of a warp differ by 1 in `threadIdx.x`; only x-linear indices decide coalescing. */
 const INT_CAST = /\(\s*(?:size_t|long long|unsigned long long|int64_t|uint64_t|int|unsigned|unsigned int|long|index_t|IndexType|size_type)\s*\)|static_cast\s*<[^<>]*>/g;

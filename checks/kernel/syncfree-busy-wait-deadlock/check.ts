@@ -2,7 +2,7 @@ import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { calleePath, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Loads that re-read memory another thread may have written since (volatile, atomic, cache-bypassing). */
 const RELOAD = /^(load|load_relaxed|load_acquire|atomic_load|atomicLoad|__ldcg|__ldcv|__ldvolatile|__ldlu|ld_acquire|ld_volatile|volatile_load|ld_relaxed|load_volatile)$/;

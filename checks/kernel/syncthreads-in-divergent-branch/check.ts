@@ -3,7 +3,7 @@ import { quoteCode } from '../../../src/analysis/smem.js';
 import { matchesVocab } from '../../../src/analysis/syntax.js';
 import { constantBlockOf, uniformity } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `block.sync()` / `cg::this_thread_block().sync()`: a cooperative-groups block barrier. */
 function isGroupBlockSync(call: SyntaxNode, body: SyntaxNode | null): boolean {

@@ -2,7 +2,7 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const VECTOR_TYPE = /\b(float|double|int|uint|short|char|uchar|longlong|ulonglong|half)([248])\b/;
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -5,7 +5,7 @@ import { launchConfigs, prod } from '../../../src/analysis/launch-config.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { uniformity, type UniformityModel } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Host code that already groups items by work size before launching (003 §5.3 strategy 3). */
 const BINNED = /_WORK_BINS|\bwork_bins\b|\bbins?\b|sort_pairs|sort_by_key|searchsorted|argsort|stable_sort/;

@@ -2,8 +2,8 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { constantBlockOf } from '../../../src/analysis/uniformity.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** Names bound directly to `threadIdx.x` (`const int tid = threadIdx.x;`): their parity alternates lane by lane. */
 function threadIdxAliases(body: SyntaxNode | null): Set<string> {

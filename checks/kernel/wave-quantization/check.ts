@@ -3,7 +3,7 @@ import { occupancy, pct, waves } from '../../../src/analysis/occupancy.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Catalog defaults (§3 kernel/wave-quantization): a tail of at most 10 % of a wave, in a grid of fewer than 4 waves. */
 const TAIL_FRACTION = 0.1;

@@ -1,7 +1,7 @@
 import { luisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 
 /** `tile` of `tile[i]`, `tile`, `(*tile)[i]`. */

@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const WORD: Record<string, number> = { y: 1, z: 2, w: 3 };
 /** `warp_lane_count() > 32u`, `>= 64u`, `device.compute_warp_size() > 32`: the only code where .y/.z/.w hold lanes. */

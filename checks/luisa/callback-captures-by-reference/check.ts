@@ -1,6 +1,6 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `auto p = host.data();`, `= &x`, `= owner.get()`: a deduced raw pointer into someone else's storage. */
 const RAW_POINTER_INIT = /(\.|->)(data|get)\s*\(\s*\)$|^&\s*\w/;

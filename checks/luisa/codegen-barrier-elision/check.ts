@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `sync_block()` or a generator helper that emits it. */
 const BARRIER = /^(sync_block|emit_sync_block|emit_sync|emit_barrier|emit_block_barrier|emit_sync_threads)$/;

@@ -2,7 +2,7 @@ import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const WARP_NAME = /warp|lanes?$|wave/i;
 /** DSL value types: a `%` on them is recorded device arithmetic, not a generation-time decision. */

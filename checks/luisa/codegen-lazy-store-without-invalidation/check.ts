@@ -1,6 +1,6 @@
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 const LAZY_NAME = /\w*(?:lazy|deferred|pending_expr)\w*/i;
 /** An insert into a lazy map: `lazy_[id] = e`, `lazy_.emplace(...)`, `deferred->insert(...)`. */

@@ -2,7 +2,7 @@ import { luisaModel, type LocalDecl } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Host integer types: values the generator knows while it emits the kernel. */
 const HOST_INT = /^(const\s+|constexpr\s+|static\s+)*(unsigned( int| long)?|int|long|uint|uint32_t|uint64_t|int32_t|int64_t|size_t|std::size_t|std::uint32_t|std::uint64_t|luisa::uint|unsigned long long)\s*&?$/;

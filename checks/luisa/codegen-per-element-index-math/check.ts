@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const isPow2 = (v: number | null): boolean => v !== null && v > 0 && (v & (v - 1)) === 0;
 const norm = (s: string): string => s.replace(/\s+/g, '');

@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Per-thread arrays of DSL values: registers/local memory, one copy per thread. */
 const LOCAL_ARRAY = /^(const\s+)?((luisa::)?(compute::)?(ArrayVar|ArrayFloat\d?|ArrayInt\d?|ArrayUInt\d?|ArrayBool|ArrayHalf\d?|Local)\s*<|(std|luisa)::array\s*<\s*(Float|Int|UInt|Bool|Half|Var|Expr|float|int|uint)|Var\s*<\s*(std|luisa)::array)/;

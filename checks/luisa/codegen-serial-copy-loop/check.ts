@@ -2,7 +2,7 @@ import { luisaModel, type DslCall } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `buf.read(j)` / `buf->read(j)` on something that is not block-shared: a global load. */
 function globalRead(callOf: Map<number, DslCall>, e: SyntaxNode | null, isShared: (name: string) => boolean): SyntaxNode | null {

@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Host handle types: assigning one changes what later recorded code refers to, not a device value. */
 const HANDLE_TYPE = /\*\s*$|^(const\s+)?(std::|luisa::)?(shared_ptr|unique_ptr|reference_wrapper|optional)\s*<|(BufferView|ImageView|VolumeView|BufferVar|ImageVar|Handle|Slot|Storage|View)\s*(<.*>)?\s*$/;

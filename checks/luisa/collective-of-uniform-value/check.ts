@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 type Origin = 'collective' | 'argument' | 'block';
 const ALL_REDUCE = /^(warp_active_(sum|product|min|max|bit_and|bit_or|bit_xor|count_bits|all|any|bit_mask)|warp_read_first_active_lane)$/;

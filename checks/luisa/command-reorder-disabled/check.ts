@@ -2,7 +2,7 @@ import { luisaModel } from '../../../src/analysis/luisa.js';
 import { functionName } from '../../../src/analysis/flow.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Calls that set a process environment variable (the kill switch is read at backend start). */
 const SETENV = /^(setenv|_putenv_s|_putenv|putenv|SetEnvironmentVariableA?W?|_wputenv_s)$/;

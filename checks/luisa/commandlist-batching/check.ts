@@ -2,7 +2,7 @@ import { functionName } from '../../../src/analysis/flow.js';
 import { luisaModel, type Submission } from '../../../src/analysis/luisa.js';
 import { lastName, calleePath, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Functions that run once per frame or step (catalog: "a function named like frame|iteration|step|update|render"). */
 const PER_FRAME = /frame|iteration|step|update|render/i;

@@ -2,7 +2,7 @@ import { cppFlowsTo, hostFunctionOf, onEveryPath, unconditionalWithin } from '..
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Methods that make `empty()` false (commands, callbacks, presents); dtor callbacks do not count. */
 const FILLS = /^(append|add_range|add_callback|add_present)$/;

@@ -2,7 +2,7 @@ import { cppFlowsTo, hostFunctionOf, loopsAround, onEveryPath } from '../../../s
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const APPEND_METHODS = /^(append|add_range|add_callback|add_dtor_callback|add_present|commit)$/;
 

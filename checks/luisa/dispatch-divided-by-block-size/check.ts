@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const BLOCK_NAME = /^(block|block_?size|bs|k_?block\w*|block_?dim(_?x)?|block_?threads|threads_?per_?block|k_?threads_?per_?block|n_?threads_?per_?block)$/i;
 

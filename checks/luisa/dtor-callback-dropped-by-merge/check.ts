@@ -2,7 +2,7 @@ import { cppFlowsTo, hostFunctionOf } from '../../../src/analysis/flow.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { calleePath, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `std::move(sub)` → `sub`. */
 function movedName(n: SyntaxNode | null | undefined): string | null {

@@ -2,7 +2,7 @@ import { hostFunctionOf } from '../../../src/analysis/flow.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { calleePath, contains, lastName, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Result consumers (catalog: functions named `save|write|process|consume|read|verify|check`). */
 const CONSUMER = /(^|_)(save|write|process|consume|read|verify|check)|^(save|write|process|consume|read|verify|check)[A-Z]/i;

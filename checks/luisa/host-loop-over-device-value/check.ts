@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** DSL value types: `Var<T>`, `Expr<T>`, and the aliases `UInt`, `Float3`, `Bool`, `ULong`, `Float4x4`… */
 const DSL_TYPE = /^(const\s+)?(luisa::compute::)?(Var|Expr)\s*<|^(const\s+)?(luisa::compute::)?(Bool|Short|UShort|Int|UInt|SLong|ULong|Half|Float|Double)([234](x[234])?)?\s*&?$/;

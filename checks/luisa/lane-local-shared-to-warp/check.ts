@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { contains, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const LANE_CALL = /^warp_lane_id\s*\(\s*\)$/;
 const THREAD_CALL = /^(thread_x\s*\(\s*\)|thread_id\s*\(\s*\)\s*\.\s*x)$/;

@@ -1,8 +1,8 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 const isEmpty = (s: SyntaxNode): boolean => (s.type === 'expression_statement' && s.namedChildCount === 0) || s.type === 'comment';
 

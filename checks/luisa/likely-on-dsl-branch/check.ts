@@ -1,6 +1,6 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { dslKindAt } from '../../../src/sources/luisa.js';
 import type { DslKind } from '../../../src/sources/types.js';
 

@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { contains, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const BUILTIN: Record<string, string> = { '+': 'warp_active_sum', max: 'warp_active_max', min: 'warp_active_min' };
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

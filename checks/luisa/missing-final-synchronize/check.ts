@@ -2,7 +2,7 @@ import { cppFlowsTo, unconditionalWithin } from '../../../src/analysis/flow.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { contains, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 export default defineCheck({
   id: 'luisa/missing-final-synchronize',

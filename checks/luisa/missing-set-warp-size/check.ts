@@ -2,8 +2,8 @@ import { luisaModel, type DslBody, type LuisaModel } from '../../../src/analysis
 import { functionName } from '../../../src/analysis/flow.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation, escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation, escapeRe as esc } from '../../../src/core/regex.js';
 
 const USES_WIDTH = /^(warp_active_\w+|warp_prefix_\w+|warp_read_lane|warp_lane_id|warp_is_first_active_lane)$/;
 

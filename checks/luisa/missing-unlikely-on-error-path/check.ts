@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Hot host paths of 000 §9 (serialize/deserialize, validators, decode, hot dispatch). */
 const HOT_FUNCTION = /serialize|deserialize|decode|encode|validate|parse|dispatch/i;

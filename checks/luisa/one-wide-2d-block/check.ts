@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const X_INDEX = /\bthread_x\s*\(\s*\)|\bthread_id\s*\(\s*\)\s*\.\s*x\b/;
 const Y_INDEX = /\bthread_y\s*\(\s*\)|\bthread_id\s*\(\s*\)\s*\.\s*y\b/;

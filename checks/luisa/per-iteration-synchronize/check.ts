@@ -2,7 +2,7 @@ import { functionName } from '../../../src/analysis/flow.js';
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Loops and functions that serve an interactive, latency-sensitive path (000 §8.3). */
 const INTERACTIVE = /should_close|window|interactive|latency|imgui|gui|pick|hover|cursor|mouse/i;

@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Names that say "one past my element": an end offset, the last index, a running inclusive total. */
 const END_NAME = /(^|_)(end|ends|last|upper|hi|incl|inclusive|total|totals|stop)(_|$|s$)|End|Last|Total|Inclusive/;

@@ -2,7 +2,7 @@ import { luisaModel } from '../../../src/analysis/luisa.js';
 import { cppStatement } from '../../../src/analysis/flow.js';
 import { contains, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const COLLECTIVE = /^warp_(active_\w+|prefix_\w+|read_lane|read_first_active_lane)$/;
 const LOOPS = new Set(['while_statement', 'for_statement', 'do_statement', 'for_range_loop']);

@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** DSL value types (the `Var<T>` aliases of include/luisa/dsl/var.h); lower-case C++ types are host values. */
 const DSL_TYPE = /^(luisa::compute::)?(Float|Int|UInt|Short|UShort|Half|SLong|ULong|Long|Double)([234](x[234])?)?$|^(luisa::compute::)?Var\s*<.+>$/;

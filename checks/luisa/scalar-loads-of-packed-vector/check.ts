@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Scalar element types: a record of K of them at `base * K + k` is a vector spread over K slots. */
 const SCALAR = /^(float|int|uint|half|short|ushort|slong|ulong|double|int32_t|uint32_t|int16_t|uint16_t|luisa::half)$/;

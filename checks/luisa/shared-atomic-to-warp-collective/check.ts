@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** The warp collective that pre-aggregates each shared atomic operation. */
 const AGGREGATE: Record<string, string> = {

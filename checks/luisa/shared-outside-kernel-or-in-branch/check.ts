@@ -1,8 +1,8 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { lastName, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** Host runtime objects: a function holding one runs on the host, not while a kernel records. */
 const HOST_RUNTIME = /\b(Device|Stream|CommandList|Context)\s*[&*]?\s*\w+\s*[=;,){]|\.compile\s*[<(]|\bcreate_(stream|device|buffer|image)\b/;

@@ -1,7 +1,7 @@
 import { luisaModel, type SharedAccess } from '../../../src/analysis/luisa.js';
 import { quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Atomic operations that read the slot's old value (`exchange` overwrites it, so it initializes). */
 const RMW = /^(fetch_\w+|compare_exchange)$/;

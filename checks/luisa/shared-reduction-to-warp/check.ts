@@ -1,8 +1,8 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { contains, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const HALVES = /^([A-Za-z_]\w*)\s*(?:>>=\s*1u?|\/=\s*2u?|=\s*\1\s*(?:>>\s*1u?|\/\s*2u?))\s*;?$/;
 const LOOPS = new Set(['while_statement', 'for_statement', 'do_statement', 'if_statement']);

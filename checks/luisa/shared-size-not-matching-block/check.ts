@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel, type SharedDecl } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const LOOPS = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
 

@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel, type SharedAccess } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const BLOCKS = new Set(['compound_statement', 'translation_unit']);
 

@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /**
  * A Callable cannot see its call sites, so its lane-index parameters (`UInt lane`, `UInt lane_id`) are

@@ -2,7 +2,7 @@ import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quoteCode } from '../../../src/analysis/smem.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Tests of generator or lowering code (XIR passes, codegen, emitters): where 000 §10.9 asks for ragged extents. */
 const LOWERING_PATH = /xir|codegen|lower|(^|[_/])pass(es)?[_/.]|emit|vectori[sz]|strength|unroll|schedule/i;

@@ -1,7 +1,7 @@
 import { luisaModel, type DslBody, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** `thread_x()` or `thread_id().x`. */
 function isThreadX(n: SyntaxNode): boolean {

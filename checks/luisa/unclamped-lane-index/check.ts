@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel } from '../../../src/analysis/luisa.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const LANE_CALL = /^(warp_lane_id|thread_x)$/;
 const LANE_NAME = /^(lane|lane_id|lane_idx|laneid|lane_index|warp_lane)$/i;

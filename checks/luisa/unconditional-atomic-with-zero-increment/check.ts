@@ -1,7 +1,7 @@
 import { luisaModel } from '../../../src/analysis/luisa.js';
 import { quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Read-modify-write operations for which a zero operand leaves the slot unchanged. */
 const ZERO_IDENTITY = /^fetch_(add|sub|or|xor)$/;

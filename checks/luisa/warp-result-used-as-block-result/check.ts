@@ -1,7 +1,7 @@
 import { luisaModel, type LuisaModel, selectsFewThreads } from '../../../src/analysis/luisa.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const ALL_REDUCE = /^warp_active_(sum|product|min|max|bit_and|bit_or|bit_xor|count_bits|all|any)$/;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

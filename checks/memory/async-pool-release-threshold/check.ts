@@ -3,7 +3,7 @@ import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/an
 import { pythonModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 
 const CU_FIX =

@@ -4,7 +4,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { bufferKey, cppBufferBase, streamKey, streamText } from '../../../src/analysis/streams.js';
 import { matchesVocab, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { POOL } from '../../../src/config/costs.js';
 
 /**

@@ -2,7 +2,7 @@ import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { MALLOC_RAW } from '../../../src/config/costs.js';
 
 const PLAIN_FIX =

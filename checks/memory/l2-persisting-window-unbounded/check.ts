@@ -6,8 +6,8 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import type { GpuSpec } from '../../../src/config/gpus.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const MB = 1024 * 1024;
 const FIELDS = ['base_ptr', 'num_bytes', 'hitRatio', 'hitProp', 'missProp'] as const;

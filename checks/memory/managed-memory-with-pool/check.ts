@@ -3,8 +3,8 @@ import { mentionNodes, mentions, pyCallOf, pyReferenceOf } from '../../../src/an
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, matchesVocab, pyArgs, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 
 const FIX =

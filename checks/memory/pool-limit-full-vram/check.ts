@@ -3,7 +3,7 @@ import { mentionNodes, pyCallOf, pyReferenceOf } from '../../../src/analysis/men
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, matchesVocab, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** 003 §1.2: pool ceiling 90 % of VRAM, context reserve 200–500 MB. */
 const MAX_FRACTION = 0.9;

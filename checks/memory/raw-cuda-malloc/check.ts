@@ -4,7 +4,7 @@ import { onceGuarded, setupOnceCall } from '../../../src/analysis/once.js';
 import { pythonModel, TEST_OR_BENCH_PATH, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, lastName, matchesVocab, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { MALLOC_SHORT, MALLOC_VS_POOL } from '../../../src/config/costs.js';
 
 

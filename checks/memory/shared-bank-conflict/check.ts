@@ -3,7 +3,7 @@ import { laneEvaluator, type LaneEvaluator, type WarpShape } from '../../../src/
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { bankConflictDegree, defaultLimitBytes, fmtBytes, smemFacts, type SharedDecl, type SmemFacts, quoteCode } from '../../../src/analysis/smem.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { BANK } from '../../../src/config/costs.js';
 
 const short = (t: string) => quoteCode(t, 60);

@@ -2,7 +2,7 @@ import { hostFunctionOf, pyStatement, unconditionalWithin } from '../../../src/a
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { contains, lastName, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { POOL } from '../../../src/config/costs.js';
 
 // CuPy returns views for these: the "temporary" shares another array's memory, releasing it frees nothing.

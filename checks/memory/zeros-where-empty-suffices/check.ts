@@ -2,7 +2,7 @@ import { pyStatement, unconditionalWithin } from '../../../src/analysis/flow.js'
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { lastName, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Initialising creators: each runs a fill kernel (memset) that `empty` / `empty_like` skip. */
 const FILLING = new Set(['zeros', 'ones', 'full', 'zeros_like', 'ones_like', 'full_like']);

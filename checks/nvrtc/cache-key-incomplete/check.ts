@@ -1,6 +1,6 @@
 import { kernelTemplates } from '../../../src/analysis/kernel-templates.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 const KEY_KEYWORDS = new Set(['suffix', 'key', 'cache_key']);

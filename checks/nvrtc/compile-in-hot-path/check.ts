@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { NVRTC_COLD, RAWKERNEL_NEW } from '../../../src/config/costs.js';
 
 const LAZY_GUARD = /\bis\s+None\b|\bnot\s+in\b|^\s*not\s|\bis\s+not\s+None\b|\bin\b/;

@@ -1,6 +1,6 @@
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { collectSingleAssignments, flatten } from '../../../src/sources/nvrtc.js';
 import { NVRTC_COLD } from '../../../src/config/costs.js';
 

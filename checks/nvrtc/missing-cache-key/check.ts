@@ -2,7 +2,7 @@ import { kernelTemplates } from '../../../src/analysis/kernel-templates.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { matchesVocab, pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 function short(text: string): string {

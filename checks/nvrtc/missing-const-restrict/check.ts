@@ -3,7 +3,7 @@ import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { uniformity, type UniformityModel } from '../../../src/analysis/uniformity.js';
 import { calleePath, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { collectSingleAssignments } from '../../../src/sources/nvrtc.js';
 
 const RESTRICT = /^(__restrict__|__restrict|restrict)$/;

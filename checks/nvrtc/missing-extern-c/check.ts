@@ -1,7 +1,7 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { calleePath, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { collectSingleAssignments } from '../../../src/sources/nvrtc.js';
 import type { Source } from '../../../src/sources/types.js';
 import { NVRTC_COLD } from '../../../src/config/costs.js';

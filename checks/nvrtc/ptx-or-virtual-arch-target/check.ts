@@ -1,6 +1,6 @@
 import { calleePath, lastName } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { NVRTC_COLD } from '../../../src/config/costs.js';
 
 // `compute_XX` is a virtual architecture: NVRTC emits PTX only, which the driver JIT-compiles at module load.

@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const OPTION_CALLS = ['*.compile_kernels', 'compile_kernels', 'cp.RawModule', 'cupy.RawModule', 'cp.RawKernel', 'cupy.RawKernel'];
 const STD = /^(b|rb|br)?(['"])(-{1,2}std=)([^'"\s]+)\2$/i;

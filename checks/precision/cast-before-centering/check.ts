@@ -1,7 +1,7 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { castOf, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** Types a coordinate is narrowed to before the subtraction (`float`, the precision typedef). */
 const NARROW = /^(compute_t|float)$/;

@@ -1,6 +1,6 @@
 import { usesVocabulary } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const CC_NAME = /^(cc|cc_major|cc_minor|major|minor|cc_ver|compute_capability|capability|sm|sm_version|arch_major|cc_tuple)$/;
 const CC_TEXT = /compute_capability|get_device_capability|COMPUTE_CAPABILITY_(MAJOR|MINOR)|cudaDevAttrComputeCapability|\[\s*['"](major|minor)['"]\s*\]|\.(major|minor)\b/;

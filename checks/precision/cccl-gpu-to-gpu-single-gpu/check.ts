@@ -1,7 +1,7 @@
 import { ccclModel, REDUCTION_PATH } from '../../../src/analysis/cccl.js';
 import { calleePath, commentsAround } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 // gpu_to_gpu is justified by cross-machine comparison or by its tighter error bounds (003 §11 bullet 3).
 const JUSTIFIED = /golden|cross[- ]?(machine|gpu|device|host)|across (machines|gpus|devices|hosts)|other (machines|gpus)|different (machines|gpus)|bit-?wise.*(machine|gpu)|accura|error bound|tighter|numerical(ly)? (error|stab)|exponent bin/i;

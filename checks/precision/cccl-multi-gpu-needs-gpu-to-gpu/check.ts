@@ -1,7 +1,7 @@
 import { baseName, ccclModel, declaredTypeOf, INTEGER_DTYPE, INTEGER_NAME, INTEGER_TYPE, reductionInput } from '../../../src/analysis/cccl.js';
 import { pyArgs } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const inside = (outer: SyntaxNode, n: SyntaxNode) => n.startIndex >= outer.startIndex && n.endIndex <= outer.endIndex;
 

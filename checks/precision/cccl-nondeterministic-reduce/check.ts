@@ -3,8 +3,8 @@ import { cudaModel } from '../../../src/analysis/cuda.js';
 import { pythonModel, TEST_OR_BENCH_PATH } from '../../../src/analysis/python.js';
 import { calleePath } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc, alternation } from '../../../src/core/regex.js';
 
 const short = (s: string) => (s.length > 70 ? s.slice(0, 67) + '...' : s).replace(/\s+/g, ' ');
 

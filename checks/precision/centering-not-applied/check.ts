@@ -3,9 +3,9 @@ import { precisionFacts } from '../../../src/analysis/precision-dispatch.js';
 import { pythonLaunches } from '../../../src/analysis/pylaunch.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import type { Source } from '../../../src/sources/types.js';
-import { escapeRe as esc, alternation } from '../../../src/engine/regex.js';
+import { escapeRe as esc, alternation } from '../../../src/core/regex.js';
 
 /** `0.0`, `0`, `-0.0`, `np.float64(0.0)`: a constant origin, i.e. no centering. */
 function constantOrigin(n: SyntaxNode | null | undefined): boolean {

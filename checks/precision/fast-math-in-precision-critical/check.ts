@@ -3,8 +3,8 @@ import { globalKernelNames, precisionFacts } from '../../../src/analysis/precisi
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 // `--use_fast_math` = ftz + approximate div/sqrt + fmad; the others are its parts (003 §7.4). `--fmad=true` is
 // nvcc/NVRTC's default, so only an explicit spelling is a choice worth questioning.

@@ -2,7 +2,7 @@ import { FP32_DTYPE_MENTION, pyDtypeWidth, pyStringValue } from '../../../src/an
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { calleePath, commentsAround, lastName, oneLine, pyArgs, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /**
  * CuPy constructors whose dtype defaults to float64, with the position of their `dtype` argument.

@@ -1,7 +1,7 @@
 import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { escapeRe as esc } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { escapeRe as esc } from '../../../src/core/regex.js';
 
 /** fp32 resolves ~7 decimal digits (FLT_EPSILON ≈ 1.19e-7): a tolerance below 1e-7 only exists in fp64 (003 §6.6). */
 const FP32_RESOLUTION = 1e-7;

@@ -1,8 +1,8 @@
 import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { castOf, computeTTypedef, declaredType, isExactArithmeticHelper, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 const FP_TYPES = /^(double|float|compute_t|__FMT_\w+__|half|__half)$/;
 // `::sqrt` / `std::exp` are the same fp64 math as the unqualified call.

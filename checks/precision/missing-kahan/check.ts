@@ -1,8 +1,8 @@
 import { cudaModel, type CudaFunction, type CudaModel } from '../../../src/analysis/cuda.js';
 import { computeTOnlyDouble, computeTTypedef, declaredType } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 /** Names a Kahan / Neumaier compensation term goes by (003 §6.5 uses `kahan_c`). */
 function isCompensationName(name: string): boolean {

@@ -1,8 +1,8 @@
 import { cudaModel, type CudaFunction } from '../../../src/analysis/cuda.js';
 import { castOf, declaredType, lineRewritable, unparenC } from '../../../src/analysis/precision-kernel.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
-import { alternation } from '../../../src/engine/regex.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
+import { alternation } from '../../../src/core/regex.js';
 
 type Side = 'min' | 'max';
 type Rounding = 'rn' | 'rd' | 'ru' | 'rz';

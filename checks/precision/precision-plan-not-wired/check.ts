@@ -1,7 +1,7 @@
 import { precisionFacts, globalKernelNames, nameRegex, type PrecisionFormat } from '../../../src/analysis/precision-dispatch.js';
 import { unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const quote = (t: string) => {
   const one = t.replace(/\s+/g, ' ').trim();

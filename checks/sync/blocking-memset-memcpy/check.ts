@@ -4,7 +4,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/analysis/streams.js';
 import { lastName, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 
 type Direction = 'memset' | 'h2d' | 'd2h' | 'd2d' | 'unknown';

@@ -3,7 +3,7 @@ import { onceGuarded } from '../../../src/analysis/once.js';
 import { pythonModel } from '../../../src/analysis/python.js';
 import { pyArgs, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 
 const FIX = 'Move the call to initialization (module import, a setup function, or a helper guarded by a "configured" flag / std::call_once) so the configuration is set once per kernel.';

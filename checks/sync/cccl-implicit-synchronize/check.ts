@@ -1,9 +1,9 @@
 import { pythonModel } from '../../../src/analysis/python.js';
 import { commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
-import { alternation } from '../../../src/engine/regex.js';
+import { alternation } from '../../../src/core/regex.js';
 
 // Names of scan/reduce/sort/compaction wrappers (`reduce_sum`, `segmented_sort_pairs`, `compact_indices`).
 const CCCL_LIKE = /(^|_)(sum|scan|reduce|sort|select|partition|unique|histogram|compact)(_|$)/;

@@ -4,7 +4,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { bufferKey, cppBufferBase, hostSyncBetween, pyBoundName, pyBufferBase, pyContextStream, pyStreamOf, streamDeclAt, streamFacts, type StreamFacts, streamKey, streamLabel, streamText, syncHelperCalls } from '../../../src/analysis/streams.js';
 import { lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** A stream-ordered operation and the buffers it writes (or allocates) and touches. */
 interface Op {

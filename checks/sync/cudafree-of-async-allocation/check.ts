@@ -4,7 +4,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { bufferKey, bufferUsedOnlyOnStream, cppBufferBase, hostSyncBetween, pyBoundName, pyStreamOf, streamFacts, type StreamFacts, streamKey, streamLabel, streamText, syncHelperCalls } from '../../../src/analysis/streams.js';
 import { calleePath, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 interface Alloc {
   node: SyntaxNode;

@@ -3,7 +3,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { hostSyncBetween, pyContextStream, pyStreamOf, pyWithItems, streamDeclAt, streamFacts, syncHelperCalls } from '../../../src/analysis/streams.js';
 import { calleePath, lastName, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 // CuPy's wrappers for a stream it did not create: `cp.cuda.ExternalStream(ptr)` (CuPy < 14) and
 // `cp.cuda.Stream.from_external(obj)` (CuPy >= 14; catalog §6 I-22).

@@ -1,7 +1,7 @@
 import { pythonModel } from '../../../src/analysis/python.js';
 import { calleePath, contains, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
 
 // Logger methods whose level is normally enabled. `debug` is left out: with lazy `%s` arguments the

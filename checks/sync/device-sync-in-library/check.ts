@@ -4,7 +4,7 @@ import { streamFacts } from '../../../src/analysis/streams.js';
 import { calleePath, contains, lastName, matchesVocab, quote } from '../../../src/analysis/syntax.js';
 import type { CudaModel } from '../../../src/analysis/cuda.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const ID = 'sync/device-sync-in-library';
 /** Sample and tutorial trees: programs, not libraries (tests, benchmarks and examples are the CUDA model's `testOrBench`). */

@@ -5,7 +5,7 @@ import { cppHostTouches, cudaOps, fenceMarked, fnFacts, mentionsSyncCall, traceG
 import { isNullStream, pyIsStreamExpr, pyStreamOf, pyWithItems, streamFacts, streamKey, streamLabel, type StreamFacts, type SyncPoint } from '../../../src/analysis/streams.js';
 import { calleePath, contains, lastName, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { REDUNDANT_SYNC } from '../../../src/config/costs.js';
 
 const CUDA_FIX =

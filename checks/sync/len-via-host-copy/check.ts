@@ -1,7 +1,7 @@
 import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
 
 // Builtins that keep one item per element, so the length of their result is the array's first extent.

@@ -5,7 +5,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { allocatingTypes, constructionsOf } from '../../../src/analysis/raii.js';
 import { bufferUsedOnlyOnStream, soleStreamOf, streamFacts } from '../../../src/analysis/streams.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { MALLOC_SHORT, MALLOC_VS_POOL } from '../../../src/config/costs.js';
 
 

@@ -4,7 +4,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { type AsyncD2H, bufferKey, bufferOccurrences, cppHostAccess, type HostAccess, hostSyncBetween, pyContextStream, pyHostAccess, pyStreamOf, streamDeclAt, streamFacts, type StreamFacts, streamKey, streamLabel, streamText, syncHelperCalls } from '../../../src/analysis/streams.js';
 import { calleePath, contains, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 interface Lang {
   python: boolean;

@@ -15,7 +15,7 @@ import {
 } from '../../../src/analysis/streams.js';
 import { contains, lastName, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 interface Op {
   node: SyntaxNode;

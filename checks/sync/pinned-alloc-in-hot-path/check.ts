@@ -4,7 +4,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { allocatingTypes, constructionsOf } from '../../../src/analysis/raii.js';
 import { lastName, pyArgs, unparen, oneLine } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 
 const HOIST = 'Allocate the pinned staging buffer once (at setup, sized for the largest chunk) and reuse it; copy each chunk into a slice of it.';

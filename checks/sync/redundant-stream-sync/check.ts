@@ -5,7 +5,7 @@ import { streamFacts, streamLabel, type SyncPoint } from '../../../src/analysis/
 import { cppHostTouches, cudaOps, fenceMarked, findLast, fnFacts, mentionsSyncCall, traceGated, withItems, type FnFacts } from '../../../src/analysis/hostsync.js';
 import { calleePath, commentsAround, contains, lastName, matchesVocab, pyArgs, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext, type FixSpec } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { REDUNDANT_SYNC } from '../../../src/config/costs.js';
 
 const ID = 'sync/redundant-stream-sync';

@@ -1,7 +1,7 @@
 import { pythonModel } from '../../../src/analysis/python.js';
 import { commentsAround, contains, pyArgs, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 import { LAUNCH } from '../../../src/config/costs.js';
 
 const TRACE_COND = /\b\w*(trac(e|ing)|profil\w*|TRACE|PROFILE)\w*\b/;

@@ -5,7 +5,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { pyContextStream, storedInContainer, streamDeclAt, streamFacts, streamKey, type StreamCreation, type StreamFacts } from '../../../src/analysis/streams.js';
 import { contains, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 // Host threads each driving their own stream overlap with one another: a per-call stream is how they do it.
 const THREADED = /\bimport\s+threading\b|\bfrom\s+threading\b|ThreadPoolExecutor|concurrent\.futures|\bstd::thread\b|\bstd::async\b|\bstd::jthread\b|#\s*pragma\s+omp\b|\bpthread_create\b/;

@@ -5,7 +5,7 @@ import { pythonModel, type PyModel } from '../../../src/analysis/python.js';
 import { streamFacts, streamKey, type StreamCreation, type StreamFacts } from '../../../src/analysis/streams.js';
 import { contains, quote, unparen } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 /** A Python integer written in the source: `5`, `-1`, or a name bound once to one (`HIGH_PRIORITY = -1`). */
 function pyLiteralInt(m: PyModel, e: SyntaxNode | null | undefined, depth = 0): number | null {

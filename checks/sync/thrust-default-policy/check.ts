@@ -1,7 +1,7 @@
 import { cudaModel } from '../../../src/analysis/cuda.js';
 import { calleePath, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const CUDA_NS = '(?:thrust::)?(?:system::)?cuda(?:_cub)?::';
 /** The allocator argument of `par(alloc)`: balanced parentheses, one level deep. */

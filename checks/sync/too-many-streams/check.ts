@@ -6,7 +6,7 @@ import { pythonModel } from '../../../src/analysis/python.js';
 import { pyContextStream, storedInContainer, streamFacts, streamKey, type StreamCreation, type StreamFacts } from '../../../src/analysis/streams.js';
 import { calleePath, contains, quote } from '../../../src/analysis/syntax.js';
 import { defineCheck, type CheckContext } from '../../../src/engine/check.js';
-import type { SyntaxNode } from '../../../src/engine/types.js';
+import type { SyntaxNode } from '../../../src/core/types.js';
 
 const LIMIT = 8;
 

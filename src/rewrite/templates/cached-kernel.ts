@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../../engine/types.js';
+import type { SyntaxNode } from '../../core/types.js';
 import { freshName, identifiersIn } from '../context.js';
 import { lineWith } from '../edit.js';
 import type { LineEdit, Template, TemplateContext, TemplateResult } from '../types.js';

@@ -1,5 +1,5 @@
-import { escapeRe } from '../../engine/regex.js';
-import type { SyntaxNode } from '../../engine/types.js';
+import { escapeRe } from '../../core/regex.js';
+import type { SyntaxNode } from '../../core/types.js';
 import { ancestorOf, cupyAlias } from '../context.js';
 import { lineWith } from '../edit.js';
 import type { Template, TemplateContext, TemplateResult } from '../types.js';

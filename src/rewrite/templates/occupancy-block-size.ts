@@ -1,5 +1,5 @@
-import { escapeRe } from '../../engine/regex.js';
-import type { SyntaxNode } from '../../engine/types.js';
+import { escapeRe } from '../../core/regex.js';
+import type { SyntaxNode } from '../../core/types.js';
 import { freshName, identifiersIn } from '../context.js';
 import { indentOf } from '../edit.js';
 import type { Template, TemplateContext, TemplateResult } from '../types.js';

@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../../engine/types.js';
+import type { SyntaxNode } from '../../core/types.js';
 import { ancestorOf, functionStream } from '../context.js';
 import { linesWith } from '../edit.js';
 import type { Template, TemplateContext, TemplateResult } from '../types.js';

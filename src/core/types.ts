@@ -127,3 +127,6 @@ export interface ReviewResult {
   /** nvcc figures of the changed kernels, when the review compiled them (`--compile`). */
   compile?: import('../compile/evidence.js').CompileReport;
 }
+
+/** Reads a post-change file (repo checkout, GitHub contents at the head SHA); null when absent. */
+export type FileReader = (path: string) => Promise<string | Uint8Array | null>;

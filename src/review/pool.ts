@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { DiffFile } from '../diff/model.js';
-import type { FileDone, ReviewOptions, Scope } from '../pipeline.js';
-import type { CheckDef } from './check.js';
-import { CHECKS } from './registry.generated.js';
-import type { FileReport, Finding } from './types.js';
+import type { FileDone, ReviewOptions, Scope } from './file.js';
+import type { CheckDef } from '../engine/check.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import type { FileReport, Finding } from '../core/types.js';
 import { diffScopeEnabled } from '../sources/diff-scope.js';
 
 /**
@@ -55,7 +55,7 @@ export function portableConfig(c: ResolvedConfig): PortableConfig {
 const builtWorker = new URL('./review-worker.js', import.meta.url);
 /**
  * The worker script: the compiled sibling, or (tests and benchmarks run from the TypeScript
- * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/engine/review-worker.js.
+ * sources, where there is none) the one GPU_REVIEW_WORKER_SCRIPT names, e.g. dist/src/review/review-worker.js.
  */
 function workerUrlNow(): URL {
   const env = process.env.GPU_REVIEW_WORKER_SCRIPT;
@@ -188,7 +188,7 @@ export function isolatedRunner(
   };
 }
 
-/** Pass 7 for one file's findings (src/rewrite/isolated.ts → review-worker.ts `pass7`). */
+/** Pass 7 for one file's findings (src/review/pass7.ts → review-worker.ts `pass7`). */
 export interface Pass7Task {
   path: string;
   findings: Finding[];

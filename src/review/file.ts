@@ -1,30 +1,28 @@
-import picomatch from 'picomatch';
-import type { ResolvedConfig } from './config/schema.js';
-import { parseUnifiedDiff, hunkNewText, hunkOfLine, type DiffFile, type DiffModel } from './diff/model.js';
-import type { CheckDef } from './engine/check.js';
-import { applyPrecedence } from './engine/precedence.js';
-import { alsoAt, groupFindings } from './engine/group.js';
-import { CHECKS } from './engine/registry.generated.js';
-import { runChecks, type RawFinding } from './engine/runner.js';
-import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from './engine/suppress.js';
-import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type UnusedSuppression } from './engine/types.js';
-import { usesVocabulary } from './analysis/syntax.js';
-import { buildSources, type Unit } from './sources/build.js';
-import { diffScopeEnabled, textForScope } from './sources/diff-scope.js';
-import { FileTimeout, isolatedRunner } from './engine/pool.js';
-import { treesDone } from './engine/release.js';
-import { detectLanguage } from './sources/detect.js';
-import { ParseTimeout } from './sources/parsers.js';
-import type { Source } from './sources/types.js';
-import type { SyntaxNode } from './engine/types.js';
-import { applyCompileEvidence } from './compile/apply.js';
-import { compileEvidence, type CompileOptions } from './compile/evidence.js';
+/**
+ * One file's review, after it was read: sources → checks → suppressions, precedence, grouping →
+ * diff annotations. Synchronous and self-contained (a worker thread runs it too); the registry's
+ * ids are the only thing it knows of the checks. The orchestration over many files is pipeline.ts.
+ */
+import type { ResolvedConfig } from '../config/schema.js';
+import type { CompileOptions } from '../compile/evidence.js';
+import type { FileReader } from '../core/types.js';
+import { hunkNewText, type DiffFile, type DiffModel } from '../diff/model.js';
+import { annotateFindings, inScope, type Scope } from '../diff/filter.js';
+import type { CheckDef } from '../engine/check.js';
+import { applyPrecedence } from '../engine/precedence.js';
+import { groupFindings } from '../engine/group.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { runChecks, type RawFinding } from '../engine/runner.js';
+import { isSuppressed, scanSuppressions, unknownSuppressionIds, unusedSuppressions } from '../engine/suppress.js';
+import { atLeast, type FileReport, type Finding, type Language, type ReviewError, type ReviewResult, type SyntaxNode } from '../core/types.js';
+import { usesVocabulary } from '../analysis/syntax.js';
+import { buildSources, type Unit } from '../sources/build.js';
+import { detectLanguage } from '../sources/detect.js';
+import { ParseTimeout } from '../sources/parsers.js';
+import { textForScope } from '../sources/diff-scope.js';
+import type { Source } from '../sources/types.js';
 
-export type Scope = 'added' | 'hunk' | 'file';
-
-/** Reads a post-change file (repo checkout, GitHub contents at the head SHA); null when absent. */
-export type FileReader = (path: string) => Promise<string | Uint8Array | null>;
-
+export type { Scope };
 export interface ReviewOptions {
   /** A unified diff, or an already parsed one. */
   diff: string | DiffModel;
@@ -33,7 +31,7 @@ export interface ReviewOptions {
   readFile?: FileReader;
   checks?: readonly CheckDef[];
   /**
-   * Worker threads besides the main thread for large reviews (src/engine/pool.ts); default: one
+   * Worker threads besides the main thread for large reviews (src/review/pool.ts); default: one
    * fewer than the cores, at most 3. GPU_REVIEW_WORKERS overrides it.
    */
   workers?: number;
@@ -79,107 +77,6 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
     .sort((a, b) => a.pass - b.pass);
 }
 
-/** The whole review: diff → sources → checks → precedence and suppressions → diff annotations. */
-export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
-  const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
-  const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
-  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
-  const scope = opts.scope ?? 'added';
-  const checks = activeChecks(config, opts.checks);
-  const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
-  const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
-
-  const findings: Finding[] = [];
-  const files: FileReport[] = [];
-  const errors: ReviewError[] = [];
-  const fileLines = new Map<string, Array<string | undefined>>();
-  const unused: UnusedSuppression[] = [];
-
-  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
-  const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
-  const done: Array<FileDone | null> = diff.files.map(() => null);
-  files.push(...reports);
-  let next = 0;
-  let index = 0;
-  /**
-   * One lane takes the next file in diff order until none is left. The main thread is one lane;
-   * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
-   * parallel. Results are merged in diff order, so the output does not depend on who ran what.
-   */
-  const isolated = isolatedRunner({ ...opts, config }, scope, reviewDeadline);
-  const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
-    while (next < diff.files.length) {
-      const i = next++;
-      const file = diff.files[i];
-      opts.onProgress?.(++index, diff.files.length, file.path);
-      // Trees are freed by native finalizers, which only run once the event loop turns.
-      await new Promise<void>((r) => setImmediate(r));
-      const reason = skipReason(file, include, exclude, reviewDeadline, config);
-      if (reason) {
-        reports[i].skipped = reason;
-        if (reason.startsWith('review time budget')) reports[i].timedOut = true;
-        continue;
-      }
-      try {
-        const content = opts.readFile ? await opts.readFile(file.path) : null;
-        if (run) done[i] = await run(file, content);
-        else {
-          const d = reviewFileContent(file, content, config, checks, scope, undefined, opts.diffScope ?? diffScopeEnabled());
-          done[i] = d;
-          treesDone(d.sources.reduce((a, s) => a + s.bytes, 0));
-        }
-      } catch (e) {
-        if (e instanceof FileTimeout) {
-          const what = e.message === 'review' ? `review time budget (${config.limits.reviewTimeoutMs / 1000} s)` : `file time budget (${config.limits.fileTimeoutMs / 1000} s)`;
-          done[i] = { language: null, skipped: `${what} exceeded: analysis stopped`, timedOut: true, errors: [{ path: file.path, message: `${what} exceeded: analysis stopped, findings of this file unknown` }], findings: [], sources: [], parseCoverage: 1 };
-        } else {
-          done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
-        }
-      }
-    }
-  };
-  // Isolated: every file in a worker (the main thread only reads files and merges); else one lane here.
-  await Promise.all(isolated ? Array.from({ length: isolated.threads }, () => lane(isolated.run)) : [lane(null)]);
-  for (let i = 0; i < diff.files.length; i++) {
-    const d = done[i];
-    if (!d) continue;
-    const report = reports[i];
-    errors.push(...d.errors);
-    report.language = d.language;
-    if (d.skipped) {
-      report.skipped = d.skipped;
-      if (d.timedOut) report.timedOut = true;
-      continue;
-    }
-    report.sources = d.sources;
-    report.parseCoverage = d.parseCoverage;
-    // Checks stopped at the budget: the findings of this file are partial.
-    if (d.timedOut) report.timedOut = true;
-    fileLines.set(report.path, d.lines ?? []);
-    report.findings = d.findings.length;
-    findings.push(...d.findings);
-    for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
-  }
-  findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  const extra = unused.length ? { unusedSuppressions: unused } : {};
-  if (compiled) {
-    const kept = applyCompileEvidence(findings, compiled, config.targets);
-    return { result: { findings: kept, files, errors, ...extra, compile: compiled }, diff, fileLines };
-  }
-  return { result: { findings, files, errors, ...extra }, diff, fileLines };
-}
-
-function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
-  if (file.status === 'deleted') return 'deleted';
-  if (file.binary) return 'binary file';
-  if (file.modeOnly) return 'mode change only';
-  if (include && !include(file.path)) return 'not matched by config "include"';
-  if (exclude && exclude(file.path)) return 'matched by config "exclude"';
-  if (file.problem) return file.problem;
-  if (performance.now() > reviewDeadline) return `review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`;
-  return null;
-}
-
 /** What one file contributes to the review: plain data, so a worker thread can send it back. */
 export interface FileDone {
   language: Language | null;
@@ -213,7 +110,7 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
     const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
-    const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: annotate(got.findings, file, scope), errors };
+    const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: inFileScope(got.findings, file, scope), errors };
     if (got.unusedSuppressions?.length) done.unusedSuppressions = got.unusedSuppressions;
     if (performance.now() > deadline) done.timedOut = true;
     return done;
@@ -361,39 +258,8 @@ function tooLarge(bytes: number, config: ResolvedConfig): FileOutcome {
   return { language: null, skipped: `file too large (${(bytes / 1e6).toFixed(1)} MB, limit ${(config.limits.maxFileBytes / 1e6).toFixed(1)} MB)`, sources: [], findings: [], lines: [] };
 }
 
-/** Diff filter: where each finding sits relative to the diff, then the scope decides what is reported. */
-function annotate(findings: Finding[], file: DiffFile, scope: Scope): Finding[] {
-  const out: Finding[] = [];
-  const isAdded = (m: { line: number; endLine: number }) => {
-    for (let l = m.line; l <= m.endLine; l++) if (file.added.has(l)) return true;
-    return false;
-  };
-  for (const f of findings) {
-    // A grouped finding is anchored at its first site the diff adds (else: in a hunk), so the
-    // comment lands on the change that brought the hazard in.
-    if (f.members) {
-      const at = f.members.find(isAdded) ?? f.members.find((m) => file.commentable.has(m.line));
-      if (at && at.line !== f.line) {
-        Object.assign(f, { line: at.line, endLine: at.endLine, column: at.column, endColumn: at.endColumn, message: `${at.message} ${alsoAt(at, f.members.filter((m) => m !== at))}` });
-        if (at.fix) f.fix = at.fix;
-        else delete f.fix;
-      }
-    }
-    const added = f.members ? f.members.some(isAdded) : isAdded(f);
-    f.onAddedLine = added;
-    f.inHunk = file.commentable.has(f.line);
-    if (f.fix?.replace) {
-      const { startLine, endLine } = f.fix.replace;
-      const h = hunkOfLine(file, startLine);
-      let fits = h >= 0 && h === hunkOfLine(file, endLine);
-      for (let l = startLine; fits && l <= endLine; l++) if (!file.commentable.has(l)) fits = false;
-      f.suggestionFits = fits && f.fix.kind === 'safe';
-    } else {
-      f.suggestionFits = false;
-    }
-    if (scope === 'added' && !added) continue;
-    if (scope === 'hunk' && !f.inHunk) continue;
-    out.push(f);
-  }
-  return out;
+/** The diff filter annotates every finding; the scope then decides which of them this review reports. */
+function inFileScope(findings: Finding[], file: DiffFile, scope: Scope): Finding[] {
+  annotateFindings(findings, file);
+  return findings.filter((f) => inScope(f, scope));
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckDef } from '../engine/check.js';
-import type { SarifRule } from '../reporters/sarif.js';
+import type { SarifRule } from './sarif.js';
 
 const PRECISION = { high: 'high', medium: 'medium', low: 'low' } as const;
 

@@ -1,7 +1,10 @@
 import { failsGate } from '../engine/gate.js';
-import { atLeast, type Confidence, type Finding, type Severity } from '../engine/types.js';
-import { REVIEW_MARKER } from '../reporters/github-review.js';
-import type { GitHubClient } from './octokit.js';
+import { atLeast, type Confidence, type Finding, type Severity } from '../core/types.js';
+import { REVIEW_MARKER } from './github-review.js';
+import type { ProbotOctokit } from 'probot';
+
+/** The REST client the check run is written with (src/github/octokit.ts names the same type). */
+type GitHubClient = InstanceType<typeof ProbotOctokit>;
 
 export const CHECK_NAME = 'gpu-review';
 

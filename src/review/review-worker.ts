@@ -3,12 +3,12 @@
  * built-in checks and the review's config, and answers with plain data (FileDone).
  */
 import type { ResolvedConfig } from '../config/schema.js';
-import { activeChecks, reviewFileContent, type FileDone } from '../pipeline.js';
-import type { CheckDef } from './check.js';
+import { activeChecks, reviewFileContent, type FileDone } from './pipeline.js';
+import type { CheckDef } from '../engine/check.js';
 import type { NamedTaskEnvelope, Pass7FileResult, Pass7Task, PortableConfig, WorkerTask } from './pool.js';
-import { namePattern } from './regex.js';
-import { CHECKS } from './registry.generated.js';
-import { treesDone } from './release.js';
+import { namePattern } from '../core/regex.js';
+import { CHECKS } from '../../checks/registry.generated.js';
+import { treesDone } from '../engine/release.js';
 
 /**
  * Configs seen recently, by their JSON, so caches keyed by the config object (compiled

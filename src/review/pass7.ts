@@ -7,10 +7,10 @@
  */
 import type { ResolvedConfig } from '../config/schema.js';
 import type { CheckDef } from '../engine/check.js';
-import { isolatedTask, type Pass7Task, type Pass7FileResult } from '../engine/pool.js';
-import type { Finding } from '../engine/types.js';
-import type { ReviewOutput } from '../pipeline.js';
-import { runPass7, type Pass7Summary } from './index.js';
+import { isolatedTask, type Pass7Task, type Pass7FileResult } from './pool.js';
+import type { Finding } from '../core/types.js';
+import type { ReviewOutput } from './pipeline.js';
+import { runPass7, type Pass7Summary } from '../rewrite/index.js';
 
 export interface IsolatedPass7Options {
   config: ResolvedConfig;

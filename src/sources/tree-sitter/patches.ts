@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import Parser from 'tree-sitter';
 import Python from 'tree-sitter-python';
-import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type NativeWalker } from './tree-mirror.js';
+import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type NativeWalker } from './mirror.js';
 
 /*
- * Preferred: the tree mirror (tree-mirror.ts), which serves node access from typed arrays built by
+ * Preferred: the tree mirror (mirror.ts), which serves node access from typed arrays built by
  * one walk per tree. It is installed only if it agrees with the native binding on a sample tree
  * (every node: id, type, range, positions, parent, children, fields); otherwise the memoizing
  * patches below are used. GPU_REVIEW_TREE_MIRROR=0 switches the mirror off.
@@ -17,8 +17,8 @@ import { installMirror, setFieldNameSource, setNativeWalker, verifyTree, type Na
 function loadNativeWalker(): NativeWalker | null {
   if (process.env.GPU_REVIEW_NATIVE === '0') return null;
   const require = createRequire(import.meta.url);
-  // From src/sources (vitest) or dist/src/sources (the build): the addon is <root>/native/build/Release.
-  for (const rel of ['../../native/build/Release/gpu_review_native.node', '../../../native/build/Release/gpu_review_native.node']) {
+  // From src/sources/tree-sitter (vitest) or dist/src/sources/tree-sitter (the build): the addon is <root>/native/build/Release.
+  for (const rel of ['../../../native/build/Release/gpu_review_native.node', '../../../../native/build/Release/gpu_review_native.node']) {
     try {
       const m = require(rel) as Partial<NativeWalker>;
       if (typeof m.walk === 'function' && typeof m.language === 'function') return m as NativeWalker;
@@ -58,8 +58,8 @@ function mirrorHolds(): boolean {
   }
   return sampleAgrees();
 }
-export const mirrorInstalled = process.env.GPU_REVIEW_TREE_MIRROR !== '0' && mirrorHolds();
-if (mirrorInstalled) installMirror();
+/** Whether the tree mirror serves node access (set by installTreeSitterPatches). */
+export let mirrorInstalled = false;
 
 /**
  * Speed-ups for the tree-sitter 0.25 Node bindings, which every check leans on.
@@ -105,14 +105,13 @@ function layoutHolds(): boolean {
   }
 }
 
-const fast = !mirrorInstalled && layoutHolds();
-if (fast) {
+function patchIdAndStart(): void {
   Object.defineProperty(proto, 'id', { configurable: true, get: fastId });
   Object.defineProperty(proto, 'startIndex', { configurable: true, get: fastStart });
 }
 
 const parentCache = new WeakMap<object, Map<number, Parser.SyntaxNode | null>>();
-if (nativeParent && !mirrorInstalled) {
+function patchParent(nativeParent: NonNullable<ReturnType<typeof native>>): void {
   Object.defineProperty(proto, 'parent', {
     configurable: true,
     get(this: Parser.SyntaxNode) {
@@ -129,7 +128,8 @@ if (nativeParent && !mirrorInstalled) {
   });
 }
 
-export const fastNodeFields = fast;
+/** Whether the node getters read the JS node's transfer fields (set by installTreeSitterPatches). */
+export let fastNodeFields = false;
 
 /*
  * `descendantsOfType` is a native walk of the whole subtree, and checks and models ask for the same
@@ -207,7 +207,7 @@ function lowerBound(list: SN[], start: number): number {
   return lo;
 }
 
-if (fast && nativeEnd && typeof nativeDescendants === 'function') {
+function patchQueries(): void {
   Object.defineProperty(proto, 'endIndex', { configurable: true, get(this: SN) { return endOf(this); } });
   Object.defineProperty(proto, 'descendantsOfType', {
     configurable: true,
@@ -263,4 +263,41 @@ if (fast && nativeEnd && typeof nativeDescendants === 'function') {
       return r;
     },
   });
+}
+
+/**
+ * The binding version the patches and the mirror's transfer-field layout were written and checked
+ * against; package.json pins the same version. With any other version nothing is patched and the
+ * plain binding serves every node (correct, only slower).
+ */
+export const BINDING_VERSION = '0.25.1';
+
+function bindingVersion(): string | null {
+  try {
+    return (createRequire(import.meta.url)('tree-sitter/package.json') as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
+
+let installed: { binding: string | null; mirror: boolean; fastNodeFields: boolean } | null = null;
+
+/**
+ * The one install call of the tree mirror and the binding patches (src/sources/parsers.ts makes it
+ * when it loads, before any parse); later calls return the first call's outcome. Each speed-up is
+ * installed only where its self-check on a sample tree agrees with the native binding.
+ */
+export function installTreeSitterPatches(): { binding: string | null; mirror: boolean; fastNodeFields: boolean } {
+  if (installed) return installed;
+  const binding = bindingVersion();
+  if (binding === BINDING_VERSION) {
+    mirrorInstalled = process.env.GPU_REVIEW_TREE_MIRROR !== '0' && mirrorHolds();
+    if (mirrorInstalled) installMirror();
+    fastNodeFields = !mirrorInstalled && layoutHolds();
+    if (fastNodeFields) patchIdAndStart();
+    if (nativeParent && !mirrorInstalled) patchParent(nativeParent);
+    if (fastNodeFields && nativeEnd && typeof nativeDescendants === 'function') patchQueries();
+  }
+  installed = { binding, mirror: mirrorInstalled, fastNodeFields };
+  return installed;
 }

@@ -1,0 +1,117 @@
+import picomatch from 'picomatch';
+import type { ResolvedConfig } from '../config/schema.js';
+import { parseUnifiedDiff, type DiffFile } from '../diff/model.js';
+import type { FileReport, Finding, ReviewError, UnusedSuppression } from '../core/types.js';
+import { FileTimeout, isolatedRunner } from './pool.js';
+import { treesDone } from '../engine/release.js';
+import { applyCompileEvidence } from '../compile/apply.js';
+import { compileEvidence } from '../compile/evidence.js';
+import { diffScopeEnabled } from '../sources/diff-scope.js';
+import type { FileReader } from '../core/types.js';
+import { activeChecks, reviewFileContent, type FileDone, type ReviewOptions, type ReviewOutput } from './file.js';
+
+// The per-file review lives in file.ts; its names stay importable from here.
+export type { FileReader };
+export { activeChecks, MAX_NESTING, nestingDepth, reviewFileContent, type FileDone, type ReviewOptions, type ReviewOutput, type Scope } from './file.js';
+
+
+/** The whole review: diff → sources → checks → precedence and suppressions → diff annotations. */
+export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
+  const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
+  const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
+  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
+  const scope = opts.scope ?? 'added';
+  const checks = activeChecks(config, opts.checks);
+  const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
+  const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
+
+  const findings: Finding[] = [];
+  const files: FileReport[] = [];
+  const errors: ReviewError[] = [];
+  const fileLines = new Map<string, Array<string | undefined>>();
+  const unused: UnusedSuppression[] = [];
+
+  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
+  const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
+  const done: Array<FileDone | null> = diff.files.map(() => null);
+  files.push(...reports);
+  let next = 0;
+  let index = 0;
+  /**
+   * One lane takes the next file in diff order until none is left. The main thread is one lane;
+   * with a worker pool (see workerLanes) each worker adds lanes, and the files are analysed in
+   * parallel. Results are merged in diff order, so the output does not depend on who ran what.
+   */
+  const isolated = isolatedRunner({ ...opts, config }, scope, reviewDeadline);
+  const lane = async (run: ((file: DiffFile, content: string | Uint8Array | null) => Promise<FileDone>) | null): Promise<void> => {
+    while (next < diff.files.length) {
+      const i = next++;
+      const file = diff.files[i];
+      opts.onProgress?.(++index, diff.files.length, file.path);
+      // Trees are freed by native finalizers, which only run once the event loop turns.
+      await new Promise<void>((r) => setImmediate(r));
+      const reason = skipReason(file, include, exclude, reviewDeadline, config);
+      if (reason) {
+        reports[i].skipped = reason;
+        if (reason.startsWith('review time budget')) reports[i].timedOut = true;
+        continue;
+      }
+      try {
+        const content = opts.readFile ? await opts.readFile(file.path) : null;
+        if (run) done[i] = await run(file, content);
+        else {
+          const d = reviewFileContent(file, content, config, checks, scope, undefined, opts.diffScope ?? diffScopeEnabled());
+          done[i] = d;
+          treesDone(d.sources.reduce((a, s) => a + s.bytes, 0));
+        }
+      } catch (e) {
+        if (e instanceof FileTimeout) {
+          const what = e.message === 'review' ? `review time budget (${config.limits.reviewTimeoutMs / 1000} s)` : `file time budget (${config.limits.fileTimeoutMs / 1000} s)`;
+          done[i] = { language: null, skipped: `${what} exceeded: analysis stopped`, timedOut: true, errors: [{ path: file.path, message: `${what} exceeded: analysis stopped, findings of this file unknown` }], findings: [], sources: [], parseCoverage: 1 };
+        } else {
+          done[i] = { language: null, skipped: `internal error: ${(e as Error).message}`, errors: [{ path: file.path, message: (e as Error).message }], findings: [], sources: [], parseCoverage: 1 };
+        }
+      }
+    }
+  };
+  // Isolated: every file in a worker (the main thread only reads files and merges); else one lane here.
+  await Promise.all(isolated ? Array.from({ length: isolated.threads }, () => lane(isolated.run)) : [lane(null)]);
+  for (let i = 0; i < diff.files.length; i++) {
+    const d = done[i];
+    if (!d) continue;
+    const report = reports[i];
+    errors.push(...d.errors);
+    report.language = d.language;
+    if (d.skipped) {
+      report.skipped = d.skipped;
+      if (d.timedOut) report.timedOut = true;
+      continue;
+    }
+    report.sources = d.sources;
+    report.parseCoverage = d.parseCoverage;
+    // Checks stopped at the budget: the findings of this file are partial.
+    if (d.timedOut) report.timedOut = true;
+    fileLines.set(report.path, d.lines ?? []);
+    report.findings = d.findings.length;
+    findings.push(...d.findings);
+    for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
+  }
+  findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
+  const extra = unused.length ? { unusedSuppressions: unused } : {};
+  if (compiled) {
+    const kept = applyCompileEvidence(findings, compiled, config.targets);
+    return { result: { findings: kept, files, errors, ...extra, compile: compiled }, diff, fileLines };
+  }
+  return { result: { findings, files, errors, ...extra }, diff, fileLines };
+}
+
+function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
+  if (file.status === 'deleted') return 'deleted';
+  if (file.binary) return 'binary file';
+  if (file.modeOnly) return 'mode change only';
+  if (include && !include(file.path)) return 'not matched by config "include"';
+  if (exclude && exclude(file.path)) return 'matched by config "exclude"';
+  if (file.problem) return file.problem;
+  if (performance.now() > reviewDeadline) return `review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`;
+  return null;
+}
