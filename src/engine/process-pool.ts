@@ -36,17 +36,50 @@ export function isolationNow(): Isolation {
   return env === 'thread' || env === 'process' ? env : defaultIsolation;
 }
 
-/** A task or a result as it crosses the IPC channel. */
+/**
+ * A task or a result as it crosses the IPC channel. A task's config (the same for every file of a
+ * review, about 20 KB) is serialized once per review in this process and decoded once per child
+ * (`cfg`, by its key), not once per file.
+ */
 export interface Encoded {
   v8: string;
+  cfg?: { key: string; v8: string };
 }
 
+const b64 = (x: unknown) => v8.serialize(x).toString('base64');
+const unb64 = (s: string): unknown => v8.deserialize(Buffer.from(s, 'base64'));
+
+/** Small LRU of configs by their key (on either side). */
+function lru<V>(max: number): { get(k: string, make: () => V): V } {
+  const m = new Map<string, V>();
+  return {
+    get(k, make) {
+      let v = m.get(k);
+      if (v === undefined) {
+        v = make();
+        m.set(k, v);
+        if (m.size > max) m.delete(m.keys().next().value!);
+      }
+      return v;
+    },
+  };
+}
+const sentConfigs = lru<string>(8);
+const gotConfigs = lru<unknown>(8);
+
 export function encode(x: unknown): Encoded {
-  return { v8: v8.serialize(x).toString('base64') };
+  if (x && typeof x === 'object' && 'config' in x && 'configKey' in x && typeof x.configKey === 'string') {
+    const { config, ...rest } = x as { config: unknown; configKey: string };
+    return { v8: b64(rest), cfg: { key: rest.configKey, v8: sentConfigs.get(rest.configKey, () => b64(config)) } };
+  }
+  return { v8: b64(x) };
 }
 
 export function decode<T>(e: Encoded): T {
-  return v8.deserialize(Buffer.from(e.v8, 'base64')) as T;
+  const x = unb64(e.v8);
+  if (!e.cfg) return x as T;
+  const { key, v8: cfg } = e.cfg;
+  return { ...(x as object), config: gotConfigs.get(key, () => unb64(cfg)) } as T;
 }
 
 /** What pool.ts needs of a pool: piscina's `run` and `destroy`, and this one's. */
