@@ -11,7 +11,8 @@ import type { FileReport, Finding } from './types.js';
 import { isolationNow, processPool, type TaskPool } from './process-pool.js';
 
 /**
- * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
+ * Reviews run off the main thread, in worker threads of a piscina pool (the CLI, the Action) or in
+ * child processes of a tinypool pool (the service, the App: process-pool.ts), so the webhook server and
  * /healthz answer while a review runs and a file's budget is preemptive: a file still running
  * at its deadline (`limits.file_timeout_ms`, or what is left of `limits.review_timeout_ms`) has its
  * worker terminated (piscina aborts the task and replaces the thread), and the file is reported as
