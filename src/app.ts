@@ -7,6 +7,7 @@ import { CONFIG_FILE, MemoryConfigStore, type ConfigStore } from './github/confi
 import { identityResolver } from './github/identity.js';
 import { DeliveryLog, ReviewQueue } from './github/queue.js';
 import { reviewPullRequest, type Outcome, type PullRequestEvent } from './github/review-pr.js';
+import { useProcessIsolation } from './review/process-pool.js';
 
 export { GpuReviewOctokit, createOctokitClass } from './github/octokit.js';
 
@@ -68,6 +69,8 @@ export function toEvent(context: PullRequestContext): PullRequestEvent {
  * analysis here; `src/github/review-pr.ts` does the work with the CLI's pipeline.
  */
 export function createApp(options: AppOptions = {}): ApplicationFunction {
+  // A review's hard stop kills a child process, never a thread of the server (review/process-pool.ts).
+  useProcessIsolation();
   return (app: Probot) => {
     const queue = options.queue ?? new ReviewQueue(4, (err, key) => app.log.error({ err, key }, 'review job crashed'));
     const deliveries = options.deliveries ?? new DeliveryLog();

@@ -78,42 +78,63 @@ function withHeader(f: PullFile, status: FileStatus): string {
  * place with the reason as its `problem`, so the review lists it as skipped instead of losing it.
  */
 export function diffModelFromFiles(files: readonly PullFile[]): DiffModel {
+  return { files: files.map(fileModel) };
+}
+
+/** Patch characters parsed between two turns of the event loop in `diffModelFromFilesAsync`. */
+const YIELD_EVERY_CHARS = 256 * 1024;
+
+/**
+ * diffModelFromFiles, giving the event loop a turn after every 256 K characters of patch: the
+ * service parses a 50 MB pull request on its main thread, and /healthz and webhooks must still be
+ * answered meanwhile (issue 16). The longest stretch is one file's patch.
+ */
+export async function diffModelFromFilesAsync(files: readonly PullFile[]): Promise<DiffModel> {
   const out: DiffFile[] = [];
+  let since = 0;
   for (const f of files) {
-    const status = statusOf(f);
-    if (f.patch === undefined || f.patch === '') {
-      const file = emptyFile(f, status);
-      if (status === 'deleted') {
-        // Nothing to review; the pipeline reports it as deleted.
-      } else if (f.changes > 0) {
-        file.problem = `GitHub sent no patch for this file (its diff is too large for the API: ${f.additions} additions, ${f.deletions} deletions)`;
-      } else if (status === 'renamed') {
-        file.problem = 'renamed without content changes';
-      } else if (f.status === 'changed') {
-        file.modeOnly = true;
-      } else {
-        // Added or modified with no countable lines and no patch: GitHub's mark of a binary file.
-        file.binary = true;
-      }
-      out.push(file);
-      continue;
+    out.push(fileModel(f));
+    since += f.patch?.length ?? 0;
+    if (since >= YIELD_EVERY_CHARS) {
+      since = 0;
+      await new Promise<void>((r) => setImmediate(r));
     }
-    let parsed: DiffFile | undefined;
-    let problem: string | undefined;
-    try {
-      parsed = parseUnifiedDiff(withHeader(f, status)).files[0];
-    } catch (e) {
-      problem = `could not parse the patch GitHub sent: ${e instanceof DiffError ? e.message : (e as Error).message}`;
-    }
-    if (!parsed) {
-      const file = emptyFile(f, status);
-      file.problem = problem ?? 'could not parse the patch GitHub sent';
-      out.push(file);
-      continue;
-    }
-    // GitHub's own fields are authoritative for names (paths with spaces or tabs survive).
-    const empty = emptyFile(f, status);
-    out.push({ ...parsed, path: empty.path, oldPath: empty.oldPath, newPath: empty.newPath, status });
   }
   return { files: out };
+}
+
+/** One listFiles entry's part of the model. */
+function fileModel(f: PullFile): DiffFile {
+  const status = statusOf(f);
+  if (f.patch === undefined || f.patch === '') {
+    const file = emptyFile(f, status);
+    if (status === 'deleted') {
+      // Nothing to review; the pipeline reports it as deleted.
+    } else if (f.changes > 0) {
+      file.problem = `GitHub sent no patch for this file (its diff is too large for the API: ${f.additions} additions, ${f.deletions} deletions)`;
+    } else if (status === 'renamed') {
+      file.problem = 'renamed without content changes';
+    } else if (f.status === 'changed') {
+      file.modeOnly = true;
+    } else {
+      // Added or modified with no countable lines and no patch: GitHub's mark of a binary file.
+      file.binary = true;
+    }
+    return file;
+  }
+  let parsed: DiffFile | undefined;
+  let problem: string | undefined;
+  try {
+    parsed = parseUnifiedDiff(withHeader(f, status)).files[0];
+  } catch (e) {
+    problem = `could not parse the patch GitHub sent: ${e instanceof DiffError ? e.message : (e as Error).message}`;
+  }
+  if (!parsed) {
+    const file = emptyFile(f, status);
+    file.problem = problem ?? 'could not parse the patch GitHub sent';
+    return file;
+  }
+  // GitHub's own fields are authoritative for names (paths with spaces or tabs survive).
+  const empty = emptyFile(f, status);
+  return { ...parsed, path: empty.path, oldPath: empty.oldPath, newPath: empty.newPath, status };
 }

@@ -14,7 +14,7 @@ import { fetchContents } from './contents.js';
 import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
 import { addToBody, botReviews, deletePending, postReview, type Logger } from './post.js';
-import { diffModelFromFiles, listPullFiles, MAX_PR_FILES } from './pr-diff.js';
+import { diffModelFromFilesAsync, listPullFiles, MAX_PR_FILES } from './pr-diff.js';
 import { applyBaseline, parseBaseline } from '../adopt/baseline.js';
 import { unreviewable } from '../adopt/skips.js';
 import { closeStaleThreads, loadBotThreads, markerKey, type PullRef } from './threads.js';
@@ -238,7 +238,7 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     }
 
     const listed = await listPullFiles(octokit, pr);
-    const diff = diffModelFromFiles(listed.files);
+    const diff = await diffModelFromFilesAsync(listed.files);
     const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
     const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
     const paths = diff.files

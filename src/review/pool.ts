@@ -9,9 +9,11 @@ import type { CheckDef } from '../engine/check.js';
 import { CHECKS } from '../../checks/registry.generated.js';
 import type { FileReport, Finding } from '../core/types.js';
 import { diffScopeEnabled } from '../sources/diff-scope.js';
+import { isolationNow, processPool, type TaskPool } from './process-pool.js';
 
 /**
- * Reviews run off the main thread, in worker threads of a piscina pool, so the webhook server and
+ * Reviews run off the main thread, in worker threads of a piscina pool (the CLI, the Action) or in
+ * child processes of a tinypool pool (the service, the App: process-pool.ts), so the webhook server and
  * /healthz answer while a review runs and a file's budget is preemptive: a file still running
  * at its deadline (`limits.file_timeout_ms`, or what is left of `limits.review_timeout_ms`) has its
  * worker terminated (piscina aborts the task and replaces the thread), and the file is reported as
@@ -44,6 +46,14 @@ export interface WorkerTask {
  * that does not return. Terminating a thread inside a native parser call can abort the process.
  */
 export const HARD_STOP_GRACE_MS = 2000;
+let hardStopGraceMs = HARD_STOP_GRACE_MS;
+/**
+ * Tests move the hard stop: a negative grace puts it before the worker's own stop, so it lands
+ * inside the work (a native parse). Child processes only: a thread stopped there can abort the process.
+ */
+export function setHardStopGraceMs(ms: number = HARD_STOP_GRACE_MS): void {
+  hardStopGraceMs = ms;
+}
 
 /** ResolvedConfig with its two name patterns as sources (functions cannot be posted). */
 export type PortableConfig = Omit<ResolvedConfig, 'hotPathFunctions' | 'setupFunctions'> & { hotPathFunctions: string; setupFunctions: string };
@@ -61,7 +71,7 @@ function workerUrlNow(): URL {
   const env = process.env.GPU_REVIEW_WORKER_SCRIPT;
   return env ? new URL(`file://${env.startsWith('/') ? '' : process.cwd() + '/'}${env}`) : builtWorker;
 }
-let pool: Piscina | null = null;
+let pool: TaskPool | null = null;
 let poolSize = 0;
 let running = 0;
 const waiting: Array<() => void> = [];
@@ -81,12 +91,22 @@ function workerScript(): URL | null {
 }
 
 let poolScript = '';
-function getPool(n: number, script: URL): Piscina {
-  if (!pool || poolSize !== n || poolScript !== script.href) {
-    poolScript = script.href;
+/** Children lost while idle (see process-pool.ts); a review in flight sees its own task's error. */
+let lostIdle = 0;
+export function idleChildrenLost(): number {
+  return lostIdle;
+}
+function getPool(n: number, script: URL): TaskPool {
+  // Threads (piscina) for the CLI, child processes (tinypool) for the service and the App: process-pool.ts says why.
+  const proc = isolationNow() === 'process';
+  const key = `${proc ? 'process' : 'thread'} ${script.href}`;
+  if (!pool || poolSize !== n || poolScript !== key) {
+    poolScript = key;
     void pool?.destroy();
-    // The analyses recurse over syntax trees; a larger stack keeps deep (but legal) code in reach.
-    pool = new Piscina({ filename: script.href, minThreads: 0, maxThreads: n, idleTimeout: 30_000, resourceLimits: { stackSizeMb: 8 } });
+    pool = proc
+      ? processPool(n, new URL('./review-process.js', script), () => lostIdle++)
+      : // The analyses recurse over syntax trees; a larger stack keeps deep (but legal) code in reach.
+        new Piscina({ filename: script.href, minThreads: 0, maxThreads: n, idleTimeout: 30_000, resourceLimits: { stackSizeMb: 8 } });
     poolSize = n;
   }
   return pool;
@@ -121,7 +141,7 @@ export class FileTimeout extends Error {}
 /** The pool a review's work goes to, with what every task carries; null when work stays on the main thread. */
 interface PoolHandle {
   n: number;
-  pool: Piscina;
+  pool: TaskPool;
   config: PortableConfig;
   configKey: string;
   checkIds: string[] | null;
@@ -150,7 +170,7 @@ async function bounded<R>(h: PoolHandle, budgetNow: () => number, task: (budgetM
   const timer = setTimeout(() => {
     timedOut = true;
     ac.abort();
-  }, Math.max(1, budget) + HARD_STOP_GRACE_MS);
+  }, Math.max(1, Math.max(1, budget) + hardStopGraceMs));
   try {
     return (await h.pool.run(task(Math.max(1, budget)), { signal: ac.signal, ...(name ? { name } : {}) })) as R;
   } catch (e) {

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { Context, type ApplicationFunction, type Probot } from 'probot';
 import { EVENTS, toEvent, VERSION, type AppOptions } from '../app.js';
 import { CONFIG_FILE, CONFIG_TTL_MS, type CachedConfig, type ConfigStore } from '../github/config.js';
+import { decodeCachedConfig, encodeCachedConfig } from './config-codec.js';
 import { writePacing } from '../github/octokit.js';
 import { identityResolver } from '../github/identity.js';
 import { QueueRejected } from '../github/queue.js';
@@ -100,8 +101,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONFIG_CACHE_TIMEOUT_MS = 1000;
 
 /**
- * The config cache of every replica, in Redis: one key per config blob (`prefix:config:…`), as
- * JSON, expiring after CONFIG_TTL_MS. A Redis fault is a miss (the file is read from GitHub).
+ * The config cache of every replica, in Redis: one key per config blob (`prefix:config:…`),
+ * expiring after CONFIG_TTL_MS. A Redis fault is a miss (the file is read from GitHub). The value
+ * is kept exact (configCodec.ts: V8's serialization, not JSON, in which a YAML `.inf` limit became null).
  */
 export class RedisConfigStore implements ConfigStore {
   constructor(
@@ -117,12 +119,12 @@ export class RedisConfigStore implements ConfigStore {
   async get(k: string): Promise<CachedConfig | undefined> {
     const text = await withTimeout(this.redis.get(this.key(k)), CONFIG_CACHE_TIMEOUT_MS, 'config cache');
     if (!text) return undefined;
-    const v = JSON.parse(text) as CachedConfig;
+    const v = decodeCachedConfig(text);
     return v && typeof v === 'object' && ('raw' in v || 'message' in v) ? v : undefined;
   }
 
   async set(k: string, value: CachedConfig): Promise<void> {
-    await withTimeout(this.redis.set(this.key(k), JSON.stringify(value), 'PX', this.ttlMs), CONFIG_CACHE_TIMEOUT_MS, 'config cache');
+    await withTimeout(this.redis.set(this.key(k), encodeCachedConfig(value), 'PX', this.ttlMs), CONFIG_CACHE_TIMEOUT_MS, 'config cache');
   }
 }
 

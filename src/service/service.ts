@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { createNodeMiddleware, Probot, type ProbotOctokit } from 'probot';
 import { createApp, type AppOptions } from '../app.js';
+import { useProcessIsolation } from '../review/process-pool.js';
 import { createOctokitClass, GpuReviewOctokit } from '../github/octokit.js';
 import { DeliveryLog, QueueRejected, ReviewQueue } from '../github/queue.js';
 import type { Outcome } from '../github/review-pr.js';
@@ -179,6 +180,8 @@ async function compileStatus(enabled: boolean): Promise<{ enabled: boolean; avai
 
 export async function createService(opts: ServiceOptions): Promise<Service> {
   const { config } = opts;
+  // Reviews in child processes (review/process-pool.ts), in the Redis mode too.
+  useProcessIsolation();
   const log = createLogger(config.logLevel, [config.privateKey, config.webhookSecret, ...redisSecret(config.redisUrl)], opts.logStream);
   let embedded: ServiceQueue | undefined;
   let redis: RedisReviews | undefined;

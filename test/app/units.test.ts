@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { botIdentity } from '../../src/github/identity.js';
 import { rateLimitHandlers } from '../../src/github/octokit.js';
 import { addToBody, moveToBody } from '../../src/github/post.js';
-import { diffModelFromFiles, type PullFile } from '../../src/github/pr-diff.js';
+import { diffModelFromFiles, diffModelFromFilesAsync, type PullFile } from '../../src/github/pr-diff.js';
 import { DeliveryLog, ReviewQueue } from '../../src/github/queue.js';
 import { markerFingerprint, markerKey } from '../../src/github/threads.js';
 import { fingerprintMarker, REVIEW_MARKER, withoutAlreadyPosted } from '../../src/reporters/github-review.js';
@@ -41,6 +41,24 @@ describe('PR files → diff model', () => {
     expect(img.binary).toBe(true);
     expect(mode.modeOnly).toBe(true);
     expect(gone).toMatchObject({ status: 'deleted', path: 'gone.py' });
+  });
+
+  test('the service\'s variant, which lets the event loop turn between patches, builds the same model', async () => {
+    const big = Array.from({ length: 30_000 }, (_, i) => `+x${i} = ${i}`).join('\n');
+    const files = [
+      file({ filename: 'a.py', status: 'added', patch: `@@ -0,0 +1,30000 @@\n${big}`, additions: 30_000, changes: 30_000 }),
+      file({ filename: 'b.py', patch: '@@ -1,1 +1,1 @@\n-x = 1\n+x = 2', additions: 1, deletions: 1, changes: 2 }),
+      file({ filename: 'c.py', additions: 9000, changes: 9000 }),
+      file({ filename: 'd.py', status: 'added', patch: `@@ -0,0 +1,30000 @@\n${big}`, additions: 30_000, changes: 30_000 }),
+    ];
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    const got = await diffModelFromFilesAsync(files);
+    clearInterval(tick);
+    expect(got).toEqual(diffModelFromFiles(files));
+    expect(got.files.map((f) => f.path)).toEqual(['a.py', 'b.py', 'c.py', 'd.py']);
+    // Over 256 K characters of patch: the loop was given a turn in between.
+    expect(turns).toBeGreaterThan(0);
   });
 });
 

@@ -62,6 +62,29 @@ describe('diffs that used to lose findings', () => {
     expect(r.out!.findings.map((f) => f.ruleId)).toEqual(goodFindings);
   });
 
+  it('a nine-line .cu file shaped for the old backtracking (50 characters) is reviewed within its file budget', () => {
+    // A declarator full of comments next to a run of 50 slashes: spliced unescaped into a pattern it
+    // took about 17 minutes; escaped, it is one more file.
+    const bt = [
+      '__global__ void k(float* p, int n) {',
+      `  int s(int ${'/*x*/'.repeat(16)}a) = gridDim.x * blockDim.x;`,
+      '  for (int i = 0; i < n; i += 1) {',
+      `    p[i] = 0; // += sint ${'/'.repeat(50)}`,
+      '  }',
+      '}',
+      'void go(float* p, int n) {',
+      '  k<<<1, 32>>>(p, n);',
+      '}',
+    ];
+    const r = json([], added('bt.cu', bt) + GOOD);
+    expect([0, 1]).toContain(r.status);
+    const f = r.out!.files.find((x) => x.path === 'bt.cu') as { skipped?: string; timedOut?: boolean; language?: string };
+    expect(f.skipped).toBeUndefined();
+    expect(f.timedOut).toBeUndefined();
+    expect(f.language).toBe('cuda');
+    expect(r.out!.findings.filter((x) => x.path === 'b.cu').map((x) => x.ruleId)).toEqual(goodFindings);
+  });
+
   it('a diff that deletes everything says so', () => {
     const r = cli(['review', '-'], { input: 'diff --git a/a.cu b/a.cu\ndeleted file mode 100644\n--- a/a.cu\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x\n-y\n' });
     expect(r.status).toBe(0);
