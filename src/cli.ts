@@ -12,6 +12,7 @@ import { ruleDocUrl } from './config/docs-url.js';
 import { ConfigError, resolveConfig, type ResolvedConfig } from './config/schema.js';
 import { failsGate } from './engine/gate.js';
 import { DiffError, parseUnifiedDiff } from './diff/model.js';
+import { batchReaderOf } from './index/readers.js';
 import { RETIRED_IDS, RULE_IDS } from './engine/rule-ids.generated.js';
 import { SEVERITIES, type Severity } from './engine/types.js';
 import type { FileReader, Scope } from './pipeline.js';
@@ -371,6 +372,8 @@ async function reviewAndReport(
       config,
       scope: flags.scope,
       readFile: reader,
+      // Project index (src/index/): the same reader, batched, for the files the changes import or include.
+      readFiles: reader ? batchReaderOf(reader) : undefined,
       compile: flags.compile || config.compile.enabled ? { settings: config.compile, listFiles } : undefined,
       onProgress: progress(total, 20),
     });

@@ -18,6 +18,8 @@ import type { Source } from './sources/types.js';
 import type { SyntaxNode } from './engine/types.js';
 import { applyCompileEvidence } from './compile/apply.js';
 import { compileEvidence, type CompileOptions } from './compile/evidence.js';
+import { withProjectIndex } from './index/review-hook.js';
+import type { BatchReader } from './index/types.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
 
@@ -30,6 +32,8 @@ export interface ReviewOptions {
   config: ResolvedConfig;
   scope?: Scope;
   readFile?: FileReader;
+  /** Reads other files of the repository in batches, for the project index (src/index/); none: no index. */
+  readFiles?: BatchReader;
   checks?: readonly CheckDef[];
   /**
    * Worker threads besides the main thread for large reviews (src/engine/pool.ts); default: one
@@ -77,7 +81,9 @@ export function activeChecks(config: ResolvedConfig, all: readonly CheckDef[] = 
 export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
   const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
-  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
+  // Project index hook (src/index/review-hook.ts): facts of imported / included files reach the models via the config.
+  const indexed = await withProjectIndex(diff, compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config, opts.readFiles, performance.now() + opts.config.limits.reviewTimeoutMs);
+  const config = indexed.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
   const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
@@ -89,7 +95,8 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const fileLines = new Map<string, Array<string | undefined>>();
   const unused: UnusedSuppression[] = [];
 
-  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
+  // The index took part of the review budget (src/index/review-hook.ts).
+  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs - (indexed.stats?.ms ?? 0);
   const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
   const done: Array<FileDone | null> = diff.files.map(() => null);
   files.push(...reports);
@@ -155,7 +162,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  const extra = unused.length ? { unusedSuppressions: unused } : {};
+  const extra = { ...(unused.length ? { unusedSuppressions: unused } : {}), ...(indexed.stats ? { index: indexed.stats } : {}) };
   if (compiled) {
     const kept = applyCompileEvidence(findings, compiled, config.targets);
     return { result: { findings: kept, files, errors, ...extra, compile: compiled }, diff, fileLines };

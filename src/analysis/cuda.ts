@@ -2,6 +2,7 @@ import type { ResolvedConfig } from '../config/schema.js';
 import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../engine/types.js';
 import type { Source } from '../sources/types.js';
+import { includedConstant } from '../index/lookup.js';
 import { memoized, TEST_OR_BENCH_PATH } from './python.js';
 import { calleePath, lastName, matchesVocab } from './syntax.js';
 
@@ -609,6 +610,14 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     const value = e.childForFieldName('value');
     if (name && value) addScoped(name, { fn: null, at: e.startIndex, value });
   }
+  // Project index (src/index/): a `#define` or namespace-scope constant of an included project header,
+  // for a name this source does not declare. Its value was evaluated by this same model in its own file.
+  const projectConst = (name: string): number | null => (config.projectIndex ? (includedConstant(config, source.path, name)?.num ?? null) : null);
+  /** A parameter of the enclosing function shadows any header constant of that name. */
+  const paramOrLocal = (n: SyntaxNode): boolean => {
+    const fn = enclosingFn(n);
+    return !!fn && paramsOf(fn).has(n.text);
+  };
   const evalText = (t: string, depth: number): number | null => {
     const m = /^\(?\s*(\d+)[uUlL]*\s*\)?$/.exec(t.trim());
     if (m) return Number(m[1]);
@@ -638,7 +647,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       if (mv !== undefined) return evalText(mv, depth + 1);
       const cd = constDecls.get(tok);
       if (cd) return constValue(cd, depth + 1);
-      return null;
+      return projectConst(tok);
     };
     const mul = (): number | null => {
       let v = prim();
@@ -698,7 +707,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
         else if (source.placeholders?.has(n.text)) {
           const pv = source.placeholders.get(n.text);
           v = pv && /^\d+$/.test(pv.trim()) ? Number(pv.trim()) : null;
-        }
+        } else if (!paramOrLocal(n)) v = projectConst(n.text);
         break;
       }
       case 'parenthesized_expression':
