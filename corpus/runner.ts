@@ -236,6 +236,32 @@ export class Git {
       return null;
     }
   }
+  /** Many files of one commit with one `git cat-file --batch` (the project index reads in batches). */
+  showMany(commit: string, paths: string[]): Map<string, string | null> {
+    const out = new Map<string, string | null>();
+    const ok = paths.filter((p) => !/[\n\0]/.test(p));
+    for (const p of paths) out.set(p, null);
+    if (!ok.length) return out;
+    let buf: Buffer;
+    try {
+      buf = execFileSync('git', ['--git-dir', this.dir, 'cat-file', '--batch'], { input: ok.map((p) => `${commit}:${p}`).join('\n') + '\n', maxBuffer: 512 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] });
+    } catch {
+      return out;
+    }
+    let at = 0;
+    for (const p of ok) {
+      const nl = buf.indexOf(10, at);
+      if (nl < 0) break;
+      const header = buf.subarray(at, nl).toString('utf8');
+      at = nl + 1;
+      const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+      if (!m) continue; // "<name> missing"
+      const size = Number(m[2]);
+      if (m[1] === 'blob') out.set(p, buf.subarray(at, at + size).toString('utf8'));
+      at += size + 1;
+    }
+    return out;
+  }
   diff(from: string, to: string, p: string): string {
     return this.run(['diff', '--no-color', '--no-ext-diff', '-U3', from, to, '--', p]);
   }
@@ -306,7 +332,7 @@ function atLine(f: FindingOut, line: number): boolean {
 
 const fileReader = (git: Git, commit: string) => async (p: string) => git.show(commit, p);
 /** The project index reads the other files of the repository at the same revision, in one batch. */
-const filesReader = (git: Git, commit: string) => async (paths: string[]) => new Map(paths.map((p) => [p, git.show(commit, p)] as const));
+const filesReader = (git: Git, commit: string) => async (paths: string[]) => git.showMany(commit, paths);
 
 /** Rows of one fix and path share their two reviews. */
 const reviews = new Map<string, Promise<ReviewOutput>>();

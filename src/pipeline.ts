@@ -19,6 +19,7 @@ import type { SyntaxNode } from './engine/types.js';
 import { applyCompileEvidence } from './compile/apply.js';
 import { compileEvidence, type CompileOptions } from './compile/evidence.js';
 import { withProjectIndex } from './index/review-hook.js';
+import { readOnce } from './index/readers.js';
 import type { BatchReader } from './index/types.js';
 
 export type Scope = 'added' | 'hunk' | 'file';
@@ -82,7 +83,8 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
   const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
   // Project index hook (src/index/review-hook.ts): facts of imported / included files reach the models via the config.
-  const indexed = await withProjectIndex(diff, compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config, opts.readFiles, performance.now() + opts.config.limits.reviewTimeoutMs);
+  const readFile = opts.readFile && opts.readFiles && opts.config.index.enabled ? readOnce(opts.readFile) : opts.readFile;
+  const indexed = await withProjectIndex(diff, compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config, opts.readFiles, performance.now() + opts.config.limits.reviewTimeoutMs, readFile);
   const config = indexed.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
@@ -122,7 +124,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
         continue;
       }
       try {
-        const content = opts.readFile ? await opts.readFile(file.path) : null;
+        const content = readFile ? await readFile(file.path) : null;
         if (run) done[i] = await run(file, content);
         else {
           const d = reviewFileContent(file, content, config, checks, scope);

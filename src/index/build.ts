@@ -5,6 +5,7 @@
  * through the reader; stop at the file count, byte budget or time budget and say so. The deepest files'
  * facts are built first, so a helper that calls an indexed helper that synchronizes synchronizes too.
  */
+import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { ResolvedConfig } from '../config/schema.js';
 import { fileFacts, type ParsedFile } from './facts.js';
@@ -54,6 +55,41 @@ export function includeCandidates(inc: string, quoted: boolean, fromPath: string
   return [...new Set(out.map((p) => posix.normalize(p)).filter((p) => !p.startsWith('../')))];
 }
 
+/**
+ * Facts of a file's first parse by path and content hash, across reviews of one process (a service
+ * reviewing pushes to one PR, the corpus runner): the same header is parsed once. Bounded LRU; facts
+ * are small plain data (no trees), so the cache holds no parser memory.
+ */
+const CACHE_MAX = 2000;
+const factsCache = new Map<string, { vocab: ResolvedConfig['vocab']; parsed: ParsedFile | null }>();
+function cachedFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
+  const key = `${path}\0${createHash('sha1').update(text).digest('hex')}`;
+  const hit = factsCache.get(key);
+  if (hit && hit.vocab === config.vocab) {
+    factsCache.delete(key);
+    factsCache.set(key, hit);
+    return copyOf(hit.parsed, depth);
+  }
+  const parsed = fileFacts(path, text, depth, config, timeoutMs);
+  factsCache.set(key, { vocab: config.vocab, parsed });
+  if (factsCache.size > CACHE_MAX) factsCache.delete(factsCache.keys().next().value!);
+  return copyOf(parsed, depth);
+}
+
+/** The review's own copy: its re-exports are filled per review (they depend on what resolves). */
+function copyOf(p: ParsedFile | null, depth: number): ParsedFile | null {
+  if (!p) return null;
+  const { reexports: _r, ...facts } = p.facts;
+  return { ...p, facts: { ...facts, depth } };
+}
+
+/** Whether a file's imports or includes reached indexed files with function facts (worth a second parse). */
+function reachesFacts(ix: ProjectIndex, p: string): boolean {
+  const withFns = (f: string) => Object.keys(ix.files[f]?.functions ?? {}).length > 0;
+  const py = Object.values(ix.python[p] ?? {}).some((t) => withFns(t.slice(0, t.lastIndexOf('#'))));
+  return py || (ix.includes[p] ?? []).some(withFns);
+}
+
 interface Want {
   /** Candidate paths, first existing wins. */
   candidates: string[];
@@ -79,7 +115,7 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
   const parse = (path: string, text: string, depth: number) => {
     if (performance.now() > deadline) return stop(`index time budget (${Math.round(lim.budgetMs / 1000)} s) spent`);
     try {
-      const p = fileFacts(path, text, depth, config, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())));
+      const p = cachedFacts(path, text, depth, config, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())));
       if (p) parsed.set(path, p);
     } catch {
       // A file the parser cannot take is one fact source fewer, never a failed review.
@@ -165,7 +201,7 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
       prevDepth = d;
     }
     let facts = parsed.get(p)!.facts;
-    if (d < lim.depth && performance.now() < deadline) {
+    if (d < lim.depth && performance.now() < deadline && reachesFacts(ix, p)) {
       try {
         facts = fileFacts(p, texts.get(p)!, d, withFacts, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())))?.facts ?? facts;
       } catch {

@@ -36,3 +36,21 @@ export function batchReaderOf(read: FileReader, concurrency = 8): BatchReader {
     return out;
   };
 }
+
+/**
+ * The review's per-file reader, reading each file once when the index read it first: the second read
+ * (the review's) takes the kept result and drops it, so nothing stays held after its file was reviewed.
+ */
+export function readOnce(read: FileReader): FileReader {
+  const kept = new Map<string, Promise<string | Uint8Array | null>>();
+  return (p) => {
+    const hit = kept.get(p);
+    if (hit) {
+      kept.delete(p);
+      return hit;
+    }
+    const got = read(p);
+    kept.set(p, got);
+    return got;
+  };
+}

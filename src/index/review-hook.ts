@@ -5,6 +5,8 @@
 import type { ResolvedConfig } from '../config/schema.js';
 import type { DiffModel } from '../diff/model.js';
 import { buildProjectIndex } from './build.js';
+import type { FileReader } from '../pipeline.js';
+import { asText } from './readers.js';
 import type { BatchReader, IndexStats } from './types.js';
 
 export interface IndexedConfig {
@@ -13,9 +15,12 @@ export interface IndexedConfig {
   stats: IndexStats | null;
 }
 
-export async function withProjectIndex(diff: DiffModel, config: ResolvedConfig, readFiles: BatchReader | undefined, reviewDeadline: number): Promise<IndexedConfig> {
+export async function withProjectIndex(diff: DiffModel, config: ResolvedConfig, readFiles: BatchReader | undefined, reviewDeadline: number, readFile?: FileReader): Promise<IndexedConfig> {
   if (!readFiles || !config.index.enabled) return { config, stats: null };
-  const changed = diff.files.filter((f) => f.status !== 'deleted' && !f.binary).map((f) => ({ path: f.path }));
+  // The changed files come through the review's own reader (already fetched in the App: no extra request).
+  const changed = await Promise.all(
+    diff.files.filter((f) => f.status !== 'deleted' && !f.binary).map(async (f) => ({ path: f.path, text: readFile ? asText(await readFile(f.path).catch(() => null)) : undefined })),
+  );
   if (!changed.length) return { config, stats: null };
   const deadline = Math.min(performance.now() + config.index.budgetMs, reviewDeadline);
   try {
@@ -26,10 +31,4 @@ export async function withProjectIndex(diff: DiffModel, config: ResolvedConfig, 
     // A reader that fails (a network error in the App) costs the cross-file facts, never the review.
     return { config, stats: { files: 0, bytes: 0, ms: 0, missing: 0, stopped: `reading the imported files failed: ${(e as Error).message.split('\n')[0]}` } };
   }
-}
-
-/** The line the review prints when the index stopped short. */
-export function indexNote(stats: IndexStats | null | undefined): string | null {
-  if (!stats?.stopped) return null;
-  return `project index stopped early (${stats.stopped}) after ${stats.files} file(s): facts of further imported or included files are unknown to this review`;
 }
