@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { ResolvedConfig } from '../config/schema.js';
-import { fileFacts, type ParsedFile } from './facts.js';
+import { fileFacts, fileLinks, type ParsedFile } from './facts.js';
 import type { BatchReader, ProjectIndex } from './types.js';
 
 const PY = /\.pyi?$/;
@@ -115,7 +115,8 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
   const parse = (path: string, text: string, depth: number) => {
     if (performance.now() > deadline) return stop(`index time budget (${Math.round(lim.budgetMs / 1000)} s) spent`);
     try {
-      const p = cachedFacts(path, text, depth, config, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())));
+      const budget = Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now()));
+      const p = depth === 0 ? fileLinks(path, text, config, budget) : cachedFacts(path, text, depth, config, budget);
       if (p) parsed.set(path, p);
     } catch {
       // A file the parser cannot take is one fact source fewer, never a failed review.

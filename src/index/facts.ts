@@ -32,6 +32,50 @@ const lineOf = (s: Source, n: SyntaxNode): number => s.toFile(n.startPosition.ro
 const placeOf = (s: Source, n: SyntaxNode): Place => ({ path: s.path, line: lineOf(s, n) });
 const inside = (outer: SyntaxNode, n: SyntaxNode) => n.startIndex >= outer.startIndex && n.endIndex <= outer.endIndex;
 
+/**
+ * What a file's import statements bind: name → module as written (`np` → `numpy`, `f` → `.mod.f`). The
+ * Python host model reads the same statements the same way (PyModel.importMap); a changed file needs
+ * only this, not a model of its own here (the review builds that).
+ */
+function pythonImports(root: SyntaxNode): Map<string, string> {
+  const imports = new Map<string, string>();
+  for (const imp of root.descendantsOfType(['import_statement', 'import_from_statement'])) {
+    const from = imp.type === 'import_from_statement' ? imp.childForFieldName('module_name')?.text : undefined;
+    for (const nm of imp.childrenForFieldName('name')) {
+      if (nm.type === 'aliased_import') {
+        const alias = nm.childForFieldName('alias')?.text;
+        const mod = nm.childForFieldName('name')?.text;
+        if (alias && mod) imports.set(alias, from ? `${from}.${mod}` : mod);
+      } else if (nm.type === 'dotted_name') {
+        if (from) imports.set(nm.text, `${from}.${nm.text}`);
+        else imports.set(nm.text.split('.')[0], nm.text.split('.')[0]);
+      }
+    }
+  }
+  return imports;
+}
+
+function includesOf(root: SyntaxNode): Array<{ path: string; quoted: boolean }> {
+  const includes: Array<{ path: string; quoted: boolean }> = [];
+  for (const inc of root.descendantsOfType('preproc_include')) {
+    const p = inc.childForFieldName('path');
+    if (!p) continue;
+    const target = p.text.replace(/^["<]|[">]$/g, '');
+    if (target) includes.push({ path: target, quoted: p.type === 'string_literal' });
+  }
+  return includes;
+}
+
+/** A changed file: its imports or includes only (parsed, no models: the review models it itself). */
+export function fileLinks(path: string, text: string, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
+  const detected = detectLanguage(path, text, config.vocab.kernel_macros);
+  if (!detected.language || detected.language === 'nvrtc-in-python') return null;
+  const [main] = buildSources(path, detected.language, { text: text.replace(/\r\n/g, '\n'), firstLine: 1, label: 'file', wholeFile: true }, timeoutMs);
+  if (!main) return null;
+  const facts: FileFacts = { path, language: main.language === 'python' ? 'python' : main.language === 'luisa-dsl' ? 'luisa-dsl' : 'cuda', depth: 0, functions: {}, constants: {}, kernels: [] };
+  return main.language === 'python' ? { facts, imports: pythonImports(main.root) } : { facts, includes: includesOf(main.root) };
+}
+
 /** Parses one file and collects its facts; null when it is not a language the review reads. */
 export function fileFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
   const detected = detectLanguage(path, text, config.vocab.kernel_macros);
@@ -56,15 +100,7 @@ export function fileFacts(path: string, text: string, depth: number, config: Res
     const lm = luisaModel.compute(main, config);
     for (const b of lm.bodies) if (b.kind === 'Callable' && b.name) (facts.callables ??= {})[b.name] = placeOf(main, b.node);
   }
-  const includes: Array<{ path: string; quoted: boolean }> = [];
-  for (const inc of main.root.descendantsOfType('preproc_include')) {
-    const p = inc.childForFieldName('path');
-    if (!p) continue;
-    const quoted = p.type === 'string_literal';
-    const target = p.text.replace(/^["<]|[">]$/g, '');
-    if (target) includes.push({ path: target, quoted });
-  }
-  return { facts, includes };
+  return { facts, includes: includesOf(main.root) };
 }
 
 function pythonFacts(s: Source, m: PyModel, sf: StreamFacts, config: ResolvedConfig, out: FileFacts): void {
