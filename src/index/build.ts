@@ -20,10 +20,20 @@ export interface ChangedFile {
   text?: string | null;
 }
 
+/**
+ * Top-level modules that are never the repository's own (the standard library's most used, the array,
+ * tensor and CUDA packages): no candidate paths are read for them. A project shipping a package of one
+ * of these names is not indexed through that name.
+ */
+const EXTERNAL_PY = new Set(['numpy', 'cupy', 'cupyx', 'torch', 'scipy', 'numba', 'jax', 'triton', 'cuda', 'pandas', 'cudf', 'os', 'sys', 're', 'math', 'typing', 'functools', 'itertools', 'collections', 'dataclasses', 'logging', 'warnings', 'abc', 'enum', 'time', 'json', 'pathlib', 'contextlib', 'threading', 'ctypes', 'copy', 'inspect', 'importlib', 'operator', 'weakref', '__future__']);
+/** `#include <...>` of the CUDA toolkit, the C/C++ standard library and common third-party headers: not read. */
+const EXTERNAL_INCLUDE = /^(thrust|cub|cuda|cuda_runtime|cuda_fp16|cuda_bf16|cuda_runtime_api|curand\w*|cublas\w*|cusparse\w*|cufft\w*|cusolver\w*|nccl|nvrtc|nvtx3?|cooperative_groups|mma|cutlass|cute|torch|ATen|c10|pybind11|Eigen|boost|gtest|gmock|omp|mpi|sys|stdio|stdlib|string|math|assert|stdint|stddef|limits|float|unistd|pthread)([/._]|$)/;
+
 /** Candidate paths of a Python module (`pkg.sub`, `.sibling`, `..up.mod`) imported from `fromPath`. */
 export function pythonModuleCandidates(mod: string, fromPath: string, roots: readonly string[]): string[] {
   const dots = /^\.*/.exec(mod)![0].length;
   const rest = mod.slice(dots).split('.').filter(Boolean);
+  if (!dots && EXTERNAL_PY.has(rest[0] ?? '')) return [];
   const bases: string[] = [];
   if (dots) {
     let dir = posix.dirname(fromPath);
@@ -48,7 +58,7 @@ export function pythonModuleCandidates(mod: string, fromPath: string, roots: rea
 
 /** Candidate paths of an `#include` from `fromPath`: quoted ones first against the including folder. */
 export function includeCandidates(inc: string, quoted: boolean, fromPath: string, roots: readonly string[]): string[] {
-  if (posix.isAbsolute(inc) || !CXX.test(inc)) return [];
+  if (posix.isAbsolute(inc) || !CXX.test(inc) || (!quoted && EXTERNAL_INCLUDE.test(inc))) return [];
   const out: string[] = [];
   if (quoted) out.push(posix.join(posix.dirname(fromPath), inc));
   for (const r of roots) out.push(posix.join(r, inc));

@@ -3,6 +3,7 @@
  * for `--repo`, `git show --end-of-options REV:PATH` for `--git`): the same path checks, a few reads
  * at a time. The App's reader (batched GraphQL by blob SHA) lives with the GitHub code.
  */
+import { spawn } from 'node:child_process';
 import type { FileReader } from '../pipeline.js';
 import type { BatchReader } from './types.js';
 
@@ -53,4 +54,39 @@ export function readOnce(read: FileReader): FileReader {
     kept.set(p, got);
     return got;
   };
+}
+
+/**
+ * `--git`: files of revision `rev` through one `git cat-file --batch` per batch instead of a `git show`
+ * per path. Object names travel on stdin (`REV:PATH` lines), never as arguments, so no path can be read
+ * as an option; a path with a newline is not asked for.
+ */
+export function gitBatchReader(repo: string, rev: string): BatchReader {
+  return (paths) =>
+    new Promise((resolve) => {
+      const out = new Map<string, string | null>(paths.map((p) => [p, null]));
+      const ask = paths.filter((p) => !/[\n\0]/.test(p));
+      if (!ask.length) return resolve(out);
+      const child = spawn('git', ['cat-file', '--batch'], { cwd: repo, stdio: ['pipe', 'pipe', 'ignore'] });
+      const chunks: Buffer[] = [];
+      child.stdout.on('data', (d: Buffer) => chunks.push(d));
+      child.on('error', () => resolve(out));
+      child.on('close', () => {
+        const buf = Buffer.concat(chunks);
+        let at = 0;
+        for (const p of ask) {
+          const nl = buf.indexOf(10, at);
+          if (nl < 0) break;
+          const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(buf.subarray(at, nl).toString('utf8'));
+          at = nl + 1;
+          if (!m) continue; // "<name> missing"
+          const size = Number(m[2]);
+          if (m[1] === 'blob') out.set(p, asText(buf.subarray(at, at + size)));
+          at += size + 1;
+        }
+        resolve(out);
+      });
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(ask.map((p) => `${rev}:${p}`).join('\n') + '\n');
+    });
 }
