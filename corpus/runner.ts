@@ -64,11 +64,21 @@ export interface Judgement {
 }
 export type Half = 'tune' | 'check';
 
+/** A row whose hazard needs facts from another file of the repository (corpus/cross-file.tsv). */
+export interface CrossFileRow {
+  id: string;
+  /** How the other file is reached: `python-import`, `include`, `reverse-include` (a file that includes this one). */
+  needs: string;
+  fact: string;
+}
+
 export interface Corpus {
   real: RealRow[];
   clean: CleanRow[];
   judgements: Judgement[];
   halves: Map<string, Half>;
+  /** Rows that need another file's facts, by id. */
+  crossFile: Map<string, CrossFileRow>;
   problems: string[];
 }
 
@@ -180,7 +190,18 @@ export function loadCorpus(dir = corpusDir(), knownRules: ReadonlySet<string> = 
   for (const repo of new Set([...real.map((r) => r.repo), ...clean.map((r) => r.repo)])) {
     if (!halves.has(repo.toLowerCase())) problems.push(`halves.tsv: no half for ${repo}`);
   }
-  return { real, clean, judgements, halves, problems };
+  // cross-file.tsv of the corpus folder, else of this checkout (the list may arrive before the rows do).
+  const crossFile = new Map<string, CrossFileRow>();
+  const cf = [path.join(dir, 'cross-file.tsv'), path.join(corpusDir(), 'cross-file.tsv')].find((f) => existsSync(f));
+  if (cf) {
+    const realIds = new Set(real.map((r) => r.id));
+    for (const r of readTsv(cf)) {
+      if (!['python-import', 'include', 'reverse-include'].includes(r.needs)) problems.push(`${r.__line}: needs must be python-import, include or reverse-include`);
+      else if (!realIds.has(r.id)) problems.push(`${r.__line}: no real row ${r.id}`);
+      else crossFile.set(r.id, { id: r.id, needs: r.needs, fact: r.fact ?? '' });
+    }
+  }
+  return { real, clean, judgements, halves, crossFile, problems };
 }
 
 /** The bare git directory of a repository under the mirrors folder (the layout `fetch` makes). */
@@ -214,6 +235,32 @@ export class Git {
     } catch {
       return null;
     }
+  }
+  /** Many files of one commit with one `git cat-file --batch` (the project index reads in batches). */
+  showMany(commit: string, paths: string[]): Map<string, string | null> {
+    const out = new Map<string, string | null>();
+    const ok = paths.filter((p) => !/[\n\0]/.test(p));
+    for (const p of paths) out.set(p, null);
+    if (!ok.length) return out;
+    let buf: Buffer;
+    try {
+      buf = execFileSync('git', ['--git-dir', this.dir, 'cat-file', '--batch'], { input: ok.map((p) => `${commit}:${p}`).join('\n') + '\n', maxBuffer: 512 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] });
+    } catch {
+      return out;
+    }
+    let at = 0;
+    for (const p of ok) {
+      const nl = buf.indexOf(10, at);
+      if (nl < 0) break;
+      const header = buf.subarray(at, nl).toString('utf8');
+      at = nl + 1;
+      const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+      if (!m) continue; // "<name> missing"
+      const size = Number(m[2]);
+      if (m[1] === 'blob') out.set(p, buf.subarray(at, at + size).toString('utf8'));
+      at += size + 1;
+    }
+    return out;
   }
   diff(from: string, to: string, p: string): string {
     return this.run(['diff', '--no-color', '--no-ext-diff', '-U3', from, to, '--', p]);
@@ -284,6 +331,8 @@ function atLine(f: FindingOut, line: number): boolean {
 }
 
 const fileReader = (git: Git, commit: string) => async (p: string) => git.show(commit, p);
+/** The project index reads the other files of the repository at the same revision, in one batch. */
+const filesReader = (git: Git, commit: string) => async (paths: string[]) => git.showMany(commit, paths);
 
 /** Rows of one fix and path share their two reviews. */
 const reviews = new Map<string, Promise<ReviewOutput>>();
@@ -293,7 +342,7 @@ function cachedReview(git: Git, from: string, to: string, p: string, config: Res
   if (!got) {
     const diff = git.diff(from, to, p);
     if (!diff.trim()) return null;
-    got = review({ diff, config, scope: 'added', readFile: fileReader(git, to), workers: 0 });
+    got = review({ diff, config, scope: 'added', readFile: fileReader(git, to), readFiles: filesReader(git, to), workers: 0 });
     reviews.set(key, got);
   }
   return got;
@@ -508,6 +557,8 @@ export async function main(argv: string[]): Promise<number> {
     lines.push('', `== ${h} half: ${rs.length} rows from ${new Set(rs.map((r) => r.repo)).size} repositories, ${cs.length} clean files ==`);
     if (!opts.quiet) {
       lines.push(...table('by family', (r) => r.family, rs), ...table('by rule', (r) => r.rule, rs), ...table('by repository', (r) => r.repo, rs));
+      const xs = rs.filter((r) => corpus.crossFile.has(r.id));
+      if (xs.length) lines.push(...table('rows that need another file (cross-file.tsv), by how it is reached', (r) => corpus.crossFile.get(r.id)!.needs, xs));
     }
   }
   if (!opts.quiet) {
@@ -547,6 +598,8 @@ export async function main(argv: string[]): Promise<number> {
       rows.filter((r) => h === 'all' || r.half === h),
       cleans.filter((c) => h === 'all' || c.half === h),
     );
+    const xs = rows.filter((r) => (h === 'all' || r.half === h) && r.status === 'ok' && corpus.crossFile.has(r.id));
+    if (xs.length) lines.push(`${h}: cross_file_rows=${xs.length} cross_file_family=${xs.filter((r) => r.hitFamily).length} cross_file_exact=${xs.filter((r) => r.hitExact).length}`);
     lines.push(`${h}: rows=${s.rows} clean_kloc=${(s.cleanLines / 1000).toFixed(1)} clean_findings=${s.cleanFindings} clean_judged_fp_per_kloc=${f2(s.cleanJudgedFpPerKloc)} ${summaryLine(s)}`);
   }
   const last = summarize(

@@ -15,6 +15,8 @@ import { DiffError, parseUnifiedDiff } from './diff/model.js';
 import { RETIRED_IDS, RULE_IDS } from '../checks/rule-ids.generated.js';
 import { SEVERITIES, type Severity } from './core/types.js';
 import type { FileReader, Scope } from './review/pipeline.js';
+import { batchReaderOf, gitBatchReader } from './index/readers.js';
+import type { BatchReader } from './index/types.js';
 import { renderJson } from './reporters/json.js';
 import { renderMarkdown } from './reporters/markdown.js';
 import { renderRdjson } from './reporters/rdjson.js';
@@ -152,6 +154,9 @@ function dirReader(root: string): FileReader {
   };
 }
 
+/** Batched readers for the project index, by the per-file reader they read like. */
+const batchOf = new WeakMap<FileReader, BatchReader>();
+
 /** Read post-change files of a git revision (`git show REV:path`). */
 function gitReader(repo: string, rev: string): FileReader {
   return async (p) => {
@@ -254,6 +259,8 @@ async function runReview(diffArg: string | undefined, flags: ReviewFlags): Promi
     }
     const m = /\.\.\.?(.*)$/.exec(flags.git);
     reader = m ? gitReader(cwd, m[1] || 'HEAD') : dirReader(cwd);
+    // Project index: the revision's other files in one `git cat-file --batch` per step (src/index/readers.ts).
+    if (m) batchOf.set(reader, gitBatchReader(cwd, m[1] || 'HEAD'));
     listFiles = m ? gitLister(cwd, m[1] || 'HEAD') : dirLister(cwd);
   } else {
     if (!diffArg || diffArg === '-') {
@@ -371,6 +378,8 @@ async function reviewAndReport(
       config,
       scope: flags.scope,
       readFile: reader,
+      // Project index (src/index/): the same reader, batched, for the files the changes import or include.
+      readFiles: reader ? (batchOf.get(reader) ?? batchReaderOf(reader)) : undefined,
       compile: flags.compile || config.compile.enabled ? { settings: config.compile, listFiles } : undefined,
       onProgress: progress(total, 20),
     });

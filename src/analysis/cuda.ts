@@ -3,6 +3,7 @@ import type { Analysis } from '../engine/check.js';
 import type { SyntaxNode } from '../core/types.js';
 import type { Source } from '../sources/types.js';
 import { calleePath, lastName, matchesVocab, memoized, TEST_OR_BENCH_PATH } from './syntax.js';
+import { includedConstant } from '../index/lookup.js';
 
 /**
  * The shared model of a CUDA C++ source (a .cu file or a kernel held in a Python string): which
@@ -608,6 +609,14 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
     const value = e.childForFieldName('value');
     if (name && value) addScoped(name, { fn: null, at: e.startIndex, value });
   }
+  // Project index (src/index/): a `#define` or namespace-scope constant of an included project header,
+  // for a name this source does not declare. Its value was evaluated by this same model in its own file.
+  const projectConst = (name: string): number | null => (config.projectIndex ? (includedConstant(config, source.path, name)?.num ?? null) : null);
+  /** A parameter of the enclosing function shadows any header constant of that name. */
+  const paramOrLocal = (n: SyntaxNode): boolean => {
+    const fn = enclosingFn(n);
+    return !!fn && paramsOf(fn).has(n.text);
+  };
   const evalText = (t: string, depth: number): number | null => {
     const m = /^\(?\s*(\d+)[uUlL]*\s*\)?$/.exec(t.trim());
     if (m) return Number(m[1]);
@@ -637,7 +646,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
       if (mv !== undefined) return evalText(mv, depth + 1);
       const cd = constDecls.get(tok);
       if (cd) return constValue(cd, depth + 1);
-      return null;
+      return projectConst(tok);
     };
     const mul = (): number | null => {
       let v = prim();
@@ -697,7 +706,7 @@ function buildCudaModel(source: Source, config: ResolvedConfig): CudaModel {
         else if (source.placeholders?.has(n.text)) {
           const pv = source.placeholders.get(n.text);
           v = pv && /^\d+$/.test(pv.trim()) ? Number(pv.trim()) : null;
-        }
+        } else if (!paramOrLocal(n)) v = projectConst(n.text);
         break;
       }
       case 'parenthesized_expression':

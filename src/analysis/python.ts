@@ -6,6 +6,7 @@ import { calleePath, lastName, matchesVocab, memoized, pyArgs, TEST_OR_BENCH_PAT
 
 // Shared with the CUDA model; they live in syntax.ts now and stay importable from here.
 export { memoized, TEST_OR_BENCH_PATH };
+import { pyFunctionFacts } from '../index/lookup.js';
 
 /**
  * The host-side model of a Python module that the host-device, sync and memory rules share
@@ -113,6 +114,8 @@ export interface PyModel {
    * that holds `a`, and not in an `except` clause of a `try` that holds `a`.
    */
   flowsTo(a: SyntaxNode, b: SyntaxNode): boolean;
+  /** Every name the file's import statements bind, with its module path (`ndi` → `pkg._vendored.ndimage`, `f` → `.mod.f`). */
+  importMap: ReadonlyMap<string, string>;
   /** Module an import statement of this file binds to `alias` (`np` → `numpy`), if any. */
   moduleOf(alias: string): string | undefined;
   /** A name this file imports `module` under (`cupy` → `cp`), or null. */
@@ -533,16 +536,27 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     returnsMemo.set(fn.id, r);
     return r;
   };
+  /**
+   * Project index (src/index/): the facts of the imported function a call runs, when the review indexed
+   * the module it comes from. A same-file definition or a shadowing local binding wins.
+   */
+  const importedFacts = (call: SyntaxNode) => {
+    if (!config.projectIndex) return null;
+    const p = callPath(call);
+    const head = p?.split('.')[0];
+    if (!p || !head || !imports.has(head) || moduleFns.has(head)) return null;
+    return pyFunctionFacts(config, source.path, p);
+  };
   /** Summary of a same-file helper: it returns device data (some `return` gives a DEVICE value). */
   const helperReturnsDevice = (call: SyntaxNode): boolean => {
     const def = calleeDef(call);
-    if (!def) return false;
+    if (!def) return importedFacts(call)?.returnsDevice === true;
     return returnValues(def).some((v) => (v.type === 'tuple' || v.type === 'expression_list' ? false : isDevice(v)));
   };
   /** Element `i` of what a same-file helper returns as a tuple (`return d_a, d_b`). */
   const helperTupleElement = (call: SyntaxNode, i: number): boolean | undefined => {
     const def = calleeDef(call);
-    if (!def) return undefined;
+    if (!def) return importedFacts(call)?.returnsDeviceTuple?.[i];
     const tuples = returnValues(def).filter((v) => v.type === 'tuple' || v.type === 'expression_list');
     if (!tuples.length) return undefined;
     return tuples.some((t) => isDevice(t.namedChildren[i]));
@@ -924,6 +938,15 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
   // device is GPU work at the call site (`metric = _calculate_metric(...)` inside the caller's loop).
   const hasWork = (def: SyntaxNode) => gpuOps.some((o) => scopeOf(o.node).id === def.id) || allocs.some((a) => scopeOf(a).id === def.id);
   const helperCalls = root.descendantsOfType('call').map((c) => ({ c, def: calleeDef(c) })).filter((x): x is { c: SyntaxNode; def: SyntaxNode } => !!x.def);
+  // An imported helper whose indexed facts say it launches or allocates is GPU work (project index);
+  // one that only synchronizes is not.
+  if (config.projectIndex) {
+    for (const c of root.descendantsOfType('call')) {
+      if (gpuOpIds.has(c.id) || d2hByNode.has(c.id)) continue;
+      const f = importedFacts(c);
+      if (f && (f.launches || f.allocates)) addOp(c, 'helper');
+    }
+  }
   for (let round = 0, added = true; added && round < 4; round++) {
     added = false;
     for (const { c, def } of helperCalls) {
@@ -1174,6 +1197,7 @@ function buildModel(source: Source, config: ResolvedConfig): PyModel {
     hostValueOf,
     kernelNames,
     calleeDef,
+    importMap: imports,
     callPath,
     isCall: (n, v) => n.type === 'call' && matchesVocab(callPath(n), v),
     callMatches: (n, v) => {

@@ -5,6 +5,7 @@ import type { ResolvedConfig } from '../config/schema.js';
 import { pythonModel, type PyModel } from './python.js';
 import { enclosingClass, hostFunctionOf, onEveryPath, unconditionalWithin } from './flow.js';
 import { calleePath, contains, lastName, matchesVocab, pyArgs, unparen } from './syntax.js';
+import { hasProjectFacts, includedFunction, pyFunctionFacts } from '../index/lookup.js';
 
 /**
  * Streams, events and synchronization points of a source, in document order, for Python (CuPy,
@@ -109,6 +110,7 @@ export const streamFacts: Analysis<StreamFacts> = {
   name: 'stream-facts',
   compute(source, config) {
     const facts: StreamFacts = { syncs: [], streams: [], creations: [], uses: [], eventRecords: [], eventWaits: [], asyncD2H: [], polls: [] };
+    factsContext.set(facts, { config, path: source.path });
     const vocab = config.vocab;
     if (source.language === 'python') {
       const m = pythonModel.compute(source, config);
@@ -786,18 +788,25 @@ const eventBase = (t: string) => streamKey(t)!.replace(/\[.*\]$/, '');
  * calling one is a host sync too.
  */
 const helperMemo = new WeakMap<StreamFacts, SyntaxNode[]>();
+/** The config and path stream facts were computed under, so helper lookups can consult the project index. */
+const factsContext = new WeakMap<StreamFacts, { config: ResolvedConfig; path: string }>();
 export function syncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[] {
   const hit = helperMemo.get(facts);
   if (hit) return hit;
-  const found = findSyncHelperCalls(root, facts);
+  const ctx = factsContext.get(facts);
+  const found = findSyncHelperCalls(root, facts, ctx?.config, ctx?.path);
   helperMemo.set(facts, found);
   return found;
 }
 
-function findSyncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[] {
+/**
+ * Functions of the source whose body synchronizes unconditionally, with the sync that makes them do so.
+ * The project index (src/index/) stores the same answer for the files a change imports or includes.
+ */
+export function syncingFunctions(root: SyntaxNode, facts: StreamFacts): Array<{ fn: SyntaxNode; name: string; sync: SyntaxNode }> {
   if (!facts.syncs.length && !facts.polls.length) return [];
   const python = root.type === 'module';
-  const names = new Set<string>();
+  const out: Array<{ fn: SyntaxNode; name: string; sync: SyntaxNode }> = [];
   for (const fn of root.descendantsOfType('function_definition')) {
     const body = fn.childForFieldName('body');
     if (!body) continue;
@@ -806,13 +815,24 @@ function findSyncHelperCalls(root: SyntaxNode, facts: StreamFacts): SyntaxNode[]
     let d = python ? null : fn.childForFieldName('declarator');
     while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
     const name = python ? fn.childForFieldName('name')?.text : d?.childForFieldName('declarator')?.text.split('::').pop();
-    if (name) names.add(name);
+    if (name) out.push({ fn, name, sync: inner[0].node });
   }
-  if (!names.size) return [];
+  return out;
+}
+
+function findSyncHelperCalls(root: SyntaxNode, facts: StreamFacts, config?: ResolvedConfig, path?: string): SyntaxNode[] {
+  const python = root.type === 'module';
+  const names = new Set(syncingFunctions(root, facts).map((f) => f.name));
+  // Project index: a call of an imported / included function that synchronizes is a host sync too.
+  const indexed = config && path && hasProjectFacts(config, path);
+  if (!names.size && !indexed) return [];
   return root.descendantsOfType(python ? 'call' : 'call_expression').filter((c) => {
     const f = c.childForFieldName('function');
     const name = f?.type === 'identifier' ? f.text : f?.type === 'attribute' ? f.childForFieldName('attribute')?.text : f?.type === 'field_expression' ? f.childForFieldName('field')?.text : undefined;
-    return !!name && names.has(name);
+    if (!!name && names.has(name)) return true;
+    if (!indexed || !f) return false;
+    const facts = python ? pyFunctionFacts(config, path, calleePath(f)) : f.type === 'identifier' || f.type === 'qualified_identifier' || f.type === 'template_function' ? includedFunction(config, path, (f.type === 'template_function' ? f.childForFieldName('name')?.text : f.text) ?? '') : null;
+    return !!facts?.syncs;
   });
 }
 

@@ -170,6 +170,18 @@ export const configSchema = z
       .strict()
       .optional()
       .describe('Pass 7 rewrites.'),
+    index: z
+      .object({
+        enabled: z.boolean().optional().describe('Read the files the changed files import or include (inside the repository) and give the rules their facts: helpers that return device data, synchronize, launch, allocate or free; constants and macros; kernel signatures (README "Facts across files"). Default: true where the review can read the repository (--repo, --git, the App).'),
+        depth: z.number().int().min(1).max(4).optional().describe('How many import / include steps to follow from a changed file. Default: 2.'),
+        max_files: z.number().int().min(1).max(2000).optional().describe('Most files the index reads in one review; past it the review goes on with what it has and says so. Default: 200.'),
+        max_bytes: z.number().int().min(1000).max(200_000_000).optional().describe('Most bytes the index reads in one review. Default: 8000000.'),
+        include_roots: z.array(z.string().min(1)).max(64).optional().describe('Folders, relative to the repository root, that `#include "..."` resolves against after the including file\'s folder. Default: [".", "include", "src"].'),
+        python_roots: z.array(z.string().min(1)).max(64).optional().describe('Folders, relative to the repository root, that hold top-level Python packages (besides the root and the folders above a changed file). Default: [].'),
+      })
+      .strict()
+      .optional()
+      .describe('The project index: facts of the files a change imports or includes.'),
     enable_preview: z.boolean().optional().describe('Run rules marked preview (low confidence). Default: false.'),
     baseline: z.string().min(1).optional().describe('Baseline file (written by `gpu-review scan --write-baseline`), relative to the repository root: findings whose fingerprint it lists are not reported. Default: none.'),
     strict: z.boolean().optional().describe('A file that should have been reviewed but could not be (too large, minified, not UTF-8, timed out, unreadable) fails the review like a finding at fail_on. Default: false.'),
@@ -220,6 +232,10 @@ export interface ResolvedConfig {
   compile: CompileSettings;
   /** Pass 7 in the App (the CLI asks with --rewrite / --fix). */
   rewrite: { enabled: boolean; timeBudgetMs: number };
+  /** Bounds and roots of the project index (src/index/). */
+  index: import('../index/types.js').IndexLimits;
+  /** Facts of the files the change imports or includes, set by review() when it could read them (src/index/). */
+  projectIndex?: import('../index/types.js').ProjectIndex;
   /** Compiler figures of the changed kernels, set by review() when it compiled them (src/compile/). */
   compileEvidence?: import('../compile/evidence.js').KernelEvidence[];
 }
@@ -316,6 +332,10 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
   const vocab = Object.fromEntries(
     Object.entries(DEFAULT_VOCABULARIES).map(([k, v]) => [k, [...v, ...((c.vocabularies as Record<string, string[] | undefined> | undefined)?.[k] ?? [])]]),
   ) as Vocabularies;
+  for (const d of [...(c.index?.include_roots ?? []), ...(c.index?.python_roots ?? [])]) {
+    const n = posix.normalize(d.replace(/\\/g, '/'));
+    if (posix.isAbsolute(n) || /^[A-Za-z]:/.test(d) || n === '..' || n.startsWith('../')) throw new ConfigError(`invalid config: "index" root "${d}" is outside the repository`);
+  }
   for (const d of c.compile?.include_dirs ?? []) {
     const n = posix.normalize(d.replace(/\\/g, '/'));
     if (posix.isAbsolute(n) || /^[A-Za-z]:/.test(d) || n === '..' || n.startsWith('../')) throw new ConfigError(`invalid config: "compile.include_dirs" entry "${d}" is outside the repository`);
@@ -359,6 +379,16 @@ export function resolveConfig(raw: unknown, knownRules: readonly string[]): Reso
       timeoutMs: c.compile?.timeout_ms ?? 120_000,
       memoryMb: c.compile?.memory_mb ?? 8192,
       reviewTimeoutMs: c.compile?.review_timeout_ms ?? 600_000,
+    },
+    index: {
+      enabled: c.index?.enabled ?? true,
+      depth: c.index?.depth ?? 2,
+      maxFiles: c.index?.max_files ?? 200,
+      maxBytes: c.index?.max_bytes ?? 8_000_000,
+      // A quarter of the review budget at most: the index informs the review, it must not eat it.
+      budgetMs: Math.floor(Math.min(c.limits?.review_timeout_ms ?? LIMIT_DEFAULTS.reviewTimeoutMs, ceilings.reviewTimeoutMs) / 4),
+      includeRoots: (c.index?.include_roots ?? ['.', 'include', 'src']).map((d) => posix.normalize(d.replace(/\\/g, '/'))),
+      pythonRoots: (c.index?.python_roots ?? []).map((d) => posix.normalize(d.replace(/\\/g, '/'))),
     },
     rewrite: {
       enabled: c.rewrite?.enabled ?? true,

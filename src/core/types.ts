@@ -124,6 +124,8 @@ export interface ReviewResult {
   errors: ReviewError[];
   /** Suppressions that matched no finding, in file order. */
   unusedSuppressions?: UnusedSuppression[];
+  /** The project index of this review (src/index/): what it read, and the bound it stopped at, if any. */
+  index?: import('../index/types.js').IndexStats;
   /** nvcc figures of the changed kernels, when the review compiled them (`--compile`). */
   compile?: import('../compile/evidence.js').CompileReport;
 }

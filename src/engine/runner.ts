@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ruleDocUrl } from '../config/docs-url.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { Source } from '../sources/types.js';
+import { explainFinding } from '../index/explain.js';
 import { renderMessage, type Analysis, type CheckContext, type CheckDef, type Report } from './check.js';
 import { severityRank, type Finding, type ReviewError, type SyntaxNode } from '../core/types.js';
 
@@ -228,7 +229,8 @@ function toFinding(check: CheckDef, source: Source, r: Report, config: ResolvedC
     confidence: check.confidence,
     kind: check.kind,
     messageId: r.messageId,
-    message: renderMessage(template, r.data),
+    // Project index: name the other file's fact the finding rests on (src/index/explain.ts).
+    message: renderMessage(template, r.data) + (config.projectIndex ? (explainFinding(source, config, r.node) ?? '') : ''),
     citation: check.citation,
     why: check.why,
     docUrl: ruleDocUrl(config.docsUrl, check.id),

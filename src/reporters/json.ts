@@ -85,6 +85,8 @@ export function renderJson(input: ReportInput): string {
     ...(input.result.unusedSuppressions ? { unusedSuppressions: input.result.unusedSuppressions.map((u) => ({ path: u.path, line: u.line, column: u.column, ruleId: u.ruleId })) } : {}),
     // Present only with --compile: the nvcc figures per changed kernel (src/compile/evidence.ts).
     ...(input.result.compile ? { compile: input.result.compile } : {}),
+    // Present only when the project index stopped at a bound (src/index/): what it read and why it stopped.
+    ...(input.result.index?.stopped ? { index: input.result.index } : {}),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

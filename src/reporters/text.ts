@@ -4,6 +4,7 @@ import type { Finding, Severity } from '../core/types.js';
 import { compareByLocation, plural, replacementLines, severityBreakdown } from './common.js';
 import type { ReportInput } from './types.js';
 import { skippedLine } from '../adopt/skips.js';
+import { indexNote } from '../index/note.js';
 
 export interface TextOptions {
   color: boolean;
@@ -200,6 +201,9 @@ export function renderText(input: ReportInput, opts: TextOptions): string {
   // One line, not one per non-GPU file: counts by reason, naming only files that could not be reviewed.
   const skippedSummary = skippedLine(files);
   if (skippedSummary) blocks.push(paint(skippedSummary, 'dim'));
+  // Project index bound reached (src/index/review-hook.ts).
+  const indexStopped = indexNote(input.result.index);
+  if (indexStopped) blocks.push(paint(indexStopped, 'dim'));
   if (errors.length > 0) {
     blocks.push(
       [paint('errors:', 'bold', 'red'), ...errors.map((e) => `  ${e.path ? `${e.path}: ` : ''}${e.message}`)].join('\n'),

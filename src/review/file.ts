@@ -21,6 +21,7 @@ import { detectLanguage } from '../sources/detect.js';
 import { ParseTimeout } from '../sources/parsers.js';
 import { textForScope } from '../sources/diff-scope.js';
 import type { Source } from '../sources/types.js';
+import type { BatchReader } from '../index/types.js';
 
 export type { Scope };
 export interface ReviewOptions {
@@ -29,6 +30,8 @@ export interface ReviewOptions {
   config: ResolvedConfig;
   scope?: Scope;
   readFile?: FileReader;
+  /** Reads other files of the repository in batches, for the project index (src/index/); none: no index. */
+  readFiles?: BatchReader;
   checks?: readonly CheckDef[];
   /**
    * Worker threads besides the main thread for large reviews (src/review/pool.ts); default: one

@@ -8,6 +8,8 @@ import { applyCompileEvidence } from '../compile/apply.js';
 import { compileEvidence } from '../compile/evidence.js';
 import { diffScopeEnabled } from '../sources/diff-scope.js';
 import type { FileReader } from '../core/types.js';
+import { withProjectIndex } from '../index/review-hook.js';
+import { readOnce } from '../index/readers.js';
 import { activeChecks, reviewFileContent, type FileDone, type ReviewOptions, type ReviewOutput } from './file.js';
 
 // The per-file review lives in file.ts; its names stay importable from here.
@@ -19,7 +21,10 @@ export { activeChecks, MAX_NESTING, nestingDepth, reviewFileContent, type FileDo
 export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const diff = typeof opts.diff === 'string' ? parseUnifiedDiff(opts.diff) : opts.diff;
   const compiled = opts.compile ? await compileEvidence(diff, opts.config, opts.readFile, opts.compile) : null;
-  const config = compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config;
+  // Project index hook (src/index/review-hook.ts): facts of imported / included files reach the models via the config.
+  const readFile = opts.readFile && opts.readFiles && opts.config.index.enabled ? readOnce(opts.readFile) : opts.readFile;
+  const indexed = await withProjectIndex(diff, compiled ? { ...opts.config, compileEvidence: compiled.kernels } : opts.config, opts.readFiles, performance.now() + opts.config.limits.reviewTimeoutMs, readFile);
+  const config = indexed.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
   const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
@@ -31,7 +36,8 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const fileLines = new Map<string, Array<string | undefined>>();
   const unused: UnusedSuppression[] = [];
 
-  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs;
+  // The index took part of the review budget (src/index/review-hook.ts).
+  const reviewDeadline = performance.now() + config.limits.reviewTimeoutMs - (indexed.stats?.ms ?? 0);
   const reports: FileReport[] = diff.files.map((f) => ({ path: f.path, language: null, parseCoverage: 1, sources: [], findings: 0 }));
   const done: Array<FileDone | null> = diff.files.map(() => null);
   files.push(...reports);
@@ -57,7 +63,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
         continue;
       }
       try {
-        const content = opts.readFile ? await opts.readFile(file.path) : null;
+        const content = readFile ? await readFile(file.path) : null;
         if (run) done[i] = await run(file, content);
         else {
           const d = reviewFileContent(file, content, config, checks, scope, undefined, opts.diffScope ?? diffScopeEnabled());
@@ -97,7 +103,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
     for (const u of d.unusedSuppressions ?? []) unused.push({ path: report.path, ...u });
   }
   findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column || a.ruleId.localeCompare(b.ruleId));
-  const extra = unused.length ? { unusedSuppressions: unused } : {};
+  const extra = { ...(unused.length ? { unusedSuppressions: unused } : {}), ...(indexed.stats ? { index: indexed.stats } : {}) };
   if (compiled) {
     const kept = applyCompileEvidence(findings, compiled, config.targets);
     return { result: { findings: kept, files, errors, ...extra, compile: compiled }, diff, fileLines };

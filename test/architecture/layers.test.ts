@@ -16,14 +16,19 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * prefix is a folder (ends in /) or one file.
  */
 export const LAYERS: ReadonlyArray<{ layer: string; paths: readonly string[] }> = [
-  { layer: 'core', paths: ['src/core/'] },
+  // The project index's data model (plain data, no imports) sits with the core types.
+  { layer: 'core', paths: ['src/core/', 'src/index/types.ts'] },
   { layer: 'config', paths: ['src/config/'] },
   { layer: 'sources', paths: ['src/sources/'] },
+  // Reading the project index's facts (src/index/): what the models and the runner's messages ask.
+  { layer: 'index-facts', paths: ['src/index/lookup.ts', 'src/index/explain.ts', 'src/index/note.ts'] },
   { layer: 'engine', paths: ['src/engine/'] },
   // The diff model is plain data; its filter re-anchors grouped findings with the engine's wording.
   { layer: 'diff', paths: ['src/diff/'] },
   { layer: 'analysis', paths: ['src/analysis/'] },
   { layer: 'compile', paths: ['src/compile/'] },
+  // Building the project index: reads files, builds their facts with the shared models.
+  { layer: 'index', paths: ['src/index/'] },
   // The generated registry; src/engine/registry.generated.ts is its alias for the App harness.
   { layer: 'checks', paths: ['checks/', 'src/engine/registry.generated.ts'] },
   // One file's review (sources → checks → suppression/precedence → diff filter), which pass 7 re-runs.
