@@ -29,7 +29,7 @@ function mulberry32(a: number): () => number {
 function fixtures(): string[] {
   const out: string[] = [];
   const checks = join(ROOT, 'checks');
-  for (const pass of readdirSync(checks).sort()) {
+  for (const pass of readdirSync(checks, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
     for (const rule of readdirSync(join(checks, pass)).sort()) {
       let files: string[] = [];
       try {

@@ -15,7 +15,7 @@ import { examplePayload } from '../app/harness.js';
 import type { Outcome } from '../../src/github/review-pr.js';
 import { deliver, prPayload, start, type Running } from './helpers.js';
 
-const SCRIPT = join(import.meta.dirname, '..', '..', 'dist', 'src', 'engine', 'review-worker.js');
+const SCRIPT = join(import.meta.dirname, '..', '..', 'dist', 'src', 'review', 'review-worker.js');
 const saved = process.env.GPU_REVIEW_WORKER_SCRIPT;
 let run: Running | undefined;
 let gh: FakeGitHub | undefined;
