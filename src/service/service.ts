@@ -95,6 +95,10 @@ const pullRequestShape = z.object({
   pull_request: z.object({ number: z.number().int(), state: z.string().optional(), head: z.object({ sha: z.string() }) }),
 });
 
+/** How long, and how much, the rest of a refused body is read and dropped before the connection is cut. */
+const LINGER_MS = 10_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
 /** The request body as text, or null once more than `max` bytes arrived (counted as read, chunked or not). */
 function readBody(req: IncomingMessage, max: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
@@ -294,13 +298,21 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     }
     if (!/^\s*application\/json\s*(;|$)/i.test(String(req.headers['content-type'] ?? ''))) return json(res, 415, { error: 'content-type must be application/json' });
     const tooLarge = () => {
-      res.setHeader('connection', 'close');
       json(res, 413, { error: `payload too large (limit ${config.maxBodyBytes} bytes)` });
-      // The rest is read and dropped for a moment so the sender sees the 413 (closing at once
-      // resets the connection under its answer), then the connection is cut.
-      req.on('data', () => undefined);
+      // Lingering close: the rest of the body is read and dropped (nothing kept) so the sender
+      // reads the 413 before the connection goes. Closing while it still sends would reset the
+      // connection, and a reset drops the unread 413 on the sender's side. A sender that does
+      // not stop within LINGER_MS, or sends more than LINGER_BYTES after the 413, is cut off.
+      let dropped = 0;
+      const cut = () => req.socket.destroy();
+      const timer = setTimeout(cut, LINGER_MS).unref();
+      req.on('data', (c: Buffer) => {
+        dropped += c.length;
+        if (dropped > LINGER_BYTES) cut();
+      });
+      req.once('end', () => clearTimeout(timer));
+      req.once('close', () => clearTimeout(timer));
       req.resume();
-      setTimeout(() => req.destroy(), 2000).unref();
     };
     if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) return tooLarge();
     const body = await readBody(req, config.maxBodyBytes);
