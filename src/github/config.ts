@@ -126,3 +126,40 @@ export async function loadConfig(
   if (cache) await cache.store.set(cache.key, got).catch(() => {});
   return resolveRaw(got, ruleIds);
 }
+
+/** deepmerge's defaults (what Probot's `context.config` merges an `_extends` chain with): objects key by key, arrays concatenated. */
+function mergeTwo(a: unknown, b: unknown): unknown {
+  const plain = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x) && !(x instanceof RegExp) && !(x instanceof Date);
+  if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b].map((x) => mergeTwo(undefined, x));
+  if (plain(b)) {
+    const out: Record<string, unknown> = {};
+    if (plain(a)) for (const k of Object.keys(a)) out[k] = mergeTwo(undefined, a[k]);
+    for (const k of Object.keys(b)) out[k] = plain(a) && k in a ? mergeTwo(a[k], b[k]) : mergeTwo(undefined, b[k]);
+    return out;
+  }
+  if (Array.isArray(b)) return b.map((x) => mergeTwo(undefined, x));
+  return b;
+}
+
+/** What the config plugin gives `readRepoConfig` (Probot's Octokit has it). */
+interface WithConfigPlugin {
+  config: {
+    get(o: { owner: string; repo: string; path: string; defaults?: (configs: object[]) => object }): Promise<{ config: unknown; files: Array<{ config: unknown }> }>;
+  };
+}
+
+/**
+ * The repository's `.github/gpu-review.yml` on the default branch, else the owner's `.github`
+ * repository's, with `_extends` followed and merged (the same read and merge as Probot's
+ * `context.config`, without a webhook context: the embedded and the Redis queue both read it
+ * here). Null when there is no file.
+ */
+export async function readRepoConfig(octokit: unknown, owner: string, repo: string): Promise<unknown> {
+  const { config, files } = await (octokit as WithConfigPlugin).config.get({
+    owner,
+    repo,
+    path: CONFIG_PATH,
+    defaults: (configs) => configs.reduce<unknown>((acc, c) => mergeTwo(acc, c), {}) as object,
+  });
+  return files.some((f) => f.config !== null) ? config : null;
+}

@@ -1,10 +1,10 @@
-import { REVIEW_MARKER, type ReviewComment, type ReviewPayload } from '../reporters/github-review.js';
+import { moveToBody, REVIEW_MARKER, type BuiltReview, type ReviewComment, type Refusal, type ReviewPayload } from '../reporters/github-review.js';
+
+// Pure payload edits, kept importable from here.
+export { addToBody, moveToBody } from '../reporters/github-review.js';
 import type { BotIdentity } from './identity.js';
 import { isTransient, sleep, statusOf, type GitHubClient } from './octokit.js';
 import type { PullRef } from './threads.js';
-
-/** GitHub refuses a review body over 65,536 characters. */
-const BODY_LIMIT = 65_000;
 
 export interface Logger {
   info(o: unknown, m?: string): void;
@@ -51,28 +51,6 @@ export async function deletePending(octokit: GitHubClient, pr: PullRef, pending:
   return n;
 }
 
-function where(c: ReviewComment): string {
-  return c.start_line !== undefined ? `${c.path}:${c.start_line}-${c.line}` : `${c.path}:${c.line}`;
-}
-
-/** The rule line of a comment (`**[severity] rule** — message`) for the body listing. */
-function headline(c: ReviewComment): string {
-  return (c.body.split('\n')[0] ?? '').trim();
-}
-
-/** Inserts a section before the review marker, keeping the body under GitHub's limit. */
-export function addToBody(body: string, section: string): string {
-  const at = body.lastIndexOf(REVIEW_MARKER);
-  const head = at >= 0 ? body.slice(0, at).replace(/\s+$/, '') : body;
-  const tail = at >= 0 ? body.slice(at) : '';
-  let text = `${head}\n\n${section}\n\n${tail}`.replace(/\n+$/, '');
-  if (text.length > BODY_LIMIT) {
-    const room = Math.max(0, BODY_LIMIT - head.length - tail.length - 100);
-    text = `${head}\n\n${section.slice(0, room)}\n…(cut to fit GitHub's limit)\n\n${tail}`;
-  }
-  return text;
-}
-
 /** GitHub's 422 sometimes names the path it could not resolve; then only those comments move. */
 function offenders(e: unknown, comments: readonly ReviewComment[]): ReviewComment[] {
   const data = (e as { response?: { data?: unknown } }).response?.data;
@@ -87,20 +65,6 @@ function errorText(e: unknown): string {
   return [data?.message ?? (e as Error).message, errs].filter(Boolean).join(': ').replace(/\s+/g, ' ').slice(0, 300);
 }
 
-/** The payload with some comments moved into the body, so no finding is lost with them. */
-export function moveToBody(payload: ReviewPayload, moved: readonly ReviewComment[], why: string): ReviewPayload {
-  if (moved.length === 0) return payload;
-  const set = new Set(moved);
-  const lines = [
-    '### Refused inline by GitHub',
-    '',
-    `GitHub did not accept ${moved.length === 1 ? 'this comment' : `these ${moved.length} comments`} on the diff (${why}); ${moved.length === 1 ? 'it is' : 'they are'} listed here instead.`,
-    '',
-    ...moved.map((c) => `- \`${where(c)}\` — ${headline(c)}`),
-  ];
-  return { ...payload, body: addToBody(payload.body, lines.join('\n')), comments: payload.comments.filter((c) => !set.has(c)) };
-}
-
 export interface PostOptions {
   pr: PullRef;
   headSha: string;
@@ -110,6 +74,18 @@ export interface PostOptions {
   attempts?: number;
   /** Base delay between transient retries, doubled each time. Default 2000 ms. */
   retryDelayMs?: number;
+  /**
+   * The review made again with GitHub's refusals so far (`buildReview(input, { alreadyPosted,
+   * refused })`); without it the refused comments are moved on the payload itself.
+   */
+  rebuild?: (refused: readonly Refusal[]) => BuiltReview;
+}
+
+/** The marker keys of some comments of a built review (by position: a comment object is its placement's). */
+function markersOf(review: ReviewPayload, comments: readonly ReviewComment[]): Set<string> {
+  const placements = (review as Partial<BuiltReview>).placements ?? [];
+  const set = new Set(comments);
+  return new Set(placements.filter((p) => set.has(p.comment)).map((p) => p.marker));
 }
 
 export interface Posted {
@@ -133,7 +109,10 @@ export async function postReview(octokit: GitHubClient, payload: ReviewPayload, 
   let movedToBody = 0;
   let transientFailures = 0;
   let refusals = 0;
+  const refused: Refusal[] = [];
   let requests = 0;
+  const without = (from: ReviewPayload, bad: readonly ReviewComment[], why: string): ReviewPayload =>
+    opts.rebuild ? opts.rebuild([...refused, { markers: markersOf(from, bad), why }]) : moveToBody(from, bad, why);
   for (;;) {
     try {
       requests++;
@@ -156,16 +135,18 @@ export async function postReview(octokit: GitHubClient, payload: ReviewPayload, 
         const left = await botReviews(octokit, opts.pr, opts.headSha, opts.bot);
         await deletePending(octokit, opts.pr, left.pending, opts.log);
         const bad = refusals === 1 ? offenders(e, current.comments) : [...current.comments];
-        const next = moveToBody(current, bad, errorText(e));
+        const why = errorText(e);
+        const next = without(current, bad, why);
         if (left.ofHead) {
           // The review exists without its comments: complete its body rather than post a second one.
-          const all = moveToBody(current, [...current.comments], errorText(e));
+          const all = without(current, [...current.comments], why);
           requests++;
           await octokit.rest.pulls.updateReview({ ...opts.pr, review_id: left.ofHead.id, body: all.body });
           return { reviewId: left.ofHead.id, movedToBody: movedToBody + current.comments.length, recovered: true, requests };
         }
         if (current.comments.length === 0) throw e;
         movedToBody += current.comments.length - next.comments.length;
+        refused.push({ markers: markersOf(current, bad), why });
         current = next;
         continue;
       }

@@ -173,3 +173,38 @@ export async function completeCheckRun(octokit: GitHubClient, ref: CheckRef, id:
   }
   return { id: checkId!, requests };
 }
+
+/**
+ * Why a pull request gets no review, as data: the job's gate decides it, the check run (and the
+ * log, and the job's outcome) say it in words through `skipText`.
+ */
+export type SkipReason =
+  | { kind: 'closed' }
+  | { kind: 'same-head' }
+  | { kind: 'closed-since' }
+  | { kind: 'superseded'; head: string }
+  | { kind: 'draft' }
+  | { kind: 'bot-author'; login: string };
+
+export function skipText(s: SkipReason): string {
+  switch (s.kind) {
+    case 'closed':
+      return 'pull request is closed';
+    case 'same-head':
+      return 'synchronize without a new head commit';
+    case 'closed-since':
+      return 'pull request was closed before the review ran';
+    case 'superseded':
+      return `superseded by a newer push (head is now ${s.head.slice(0, 7)})`;
+    case 'draft':
+      return 'draft pull request (config skip_drafts)';
+    case 'bot-author':
+      return `author ${s.login} is a bot (config skip_bot_authors)`;
+  }
+}
+
+/** The check run of a pull request the config says to skip (the earlier skips write no check run). */
+export function skippedCompletion(s: SkipReason): Completion {
+  const text = skipText(s);
+  return { conclusion: 'skipped', title: `Skipped: ${text}`, summary: `gpu-review skipped this pull request: ${text}.` };
+}

@@ -386,15 +386,98 @@ function renderBody(input: ReportInput, planned: Planned): string {
   return parts.join('\n\n');
 }
 
-/**
- * The exact payload for `pulls.createReview`: every comment anchored by line/side (never
- * `position`) on a line the diff lets GitHub comment on; everything else goes to the body.
- */
-export function buildReview(input: ReportInput): ReviewPayload {
-  return planReview(input).payload;
+/** GitHub refuses a review body over 65,536 characters. */
+const BODY_LIMIT = 65_000;
+
+function where(c: ReviewComment): string {
+  return c.start_line !== undefined ? `${c.path}:${c.start_line}-${c.line}` : `${c.path}:${c.line}`;
 }
 
-/** buildReview, with the finding behind each comment (so nothing has to read markers back out of the text). */
+/** The rule line of a comment (`**[severity] rule** — message`) for the body listing. */
+function headline(c: ReviewComment): string {
+  return (c.body.split('\n')[0] ?? '').trim();
+}
+
+/** Inserts a section before the review marker, keeping the body under GitHub's limit. */
+export function addToBody(body: string, section: string): string {
+  const at = body.lastIndexOf(REVIEW_MARKER);
+  const head = at >= 0 ? body.slice(0, at).replace(/\s+$/, '') : body;
+  const tail = at >= 0 ? body.slice(at) : '';
+  let text = `${head}\n\n${section}\n\n${tail}`.replace(/\n+$/, '');
+  if (text.length > BODY_LIMIT) {
+    const room = Math.max(0, BODY_LIMIT - head.length - tail.length - 100);
+    text = `${head}\n\n${section.slice(0, room)}\n…(cut to fit GitHub's limit)\n\n${tail}`;
+  }
+  return text;
+}
+
+/** The payload with some comments moved into the body, so no finding is lost with them. */
+export function moveToBody(payload: ReviewPayload, moved: readonly ReviewComment[], why: string): ReviewPayload {
+  if (moved.length === 0) return payload;
+  const set = new Set(moved);
+  const lines = [
+    '### Refused inline by GitHub',
+    '',
+    `GitHub did not accept ${moved.length === 1 ? 'this comment' : `these ${moved.length} comments`} on the diff (${why}); ${moved.length === 1 ? 'it is' : 'they are'} listed here instead.`,
+    '',
+    ...moved.map((c) => `- \`${where(c)}\` — ${headline(c)}`),
+  ];
+  return { ...payload, body: addToBody(payload.body, lines.join('\n')), comments: payload.comments.filter((c) => !set.has(c)) };
+}
+
+/** One 422 of GitHub's: the comments it refused (by marker key) and its reason. */
+export interface Refusal {
+  markers: ReadonlySet<string>;
+  why: string;
+}
+
+export interface BuildOptions {
+  /** Marker keys of the comments an earlier push already posted (the bot's threads): left out, and counted. */
+  alreadyPosted?: ReadonlySet<string>;
+  /** GitHub's refusals, in order: each moves its comments into the body under its own heading. */
+  refused?: readonly Refusal[];
+}
+
+/** The review payload, and for each of its comments (same order) the finding it speaks for. */
+export interface BuiltReview extends ReviewPayload {
+  placements: ReviewPlacement[];
+  /** Comments left out because an earlier push posted them. */
+  repeated: number;
+  /** Comments moved into the body by `refused`. */
+  movedToBody: number;
+}
+
+/**
+ * The exact payload for `pulls.createReview`: every comment anchored by line/side (never
+ * `position`) on a line the diff lets GitHub comment on; everything else goes to the body. With
+ * `alreadyPosted`, the comments an earlier push posted are left out (the body says how many);
+ * with `refused`, the comments GitHub refused are listed in the body instead. The placements say
+ * which finding each comment is, so nothing reads fingerprints back out of rendered markdown.
+ */
+export function buildReview(input: ReportInput, opts: BuildOptions = {}): BuiltReview {
+  const { payload, placements: all } = planReview(input);
+  const posted = opts.alreadyPosted;
+  let placements = posted ? all.filter((p) => !posted.has(p.marker)) : all;
+  const repeated = all.length - placements.length;
+  let body = payload.body;
+  if (repeated > 0) {
+    body = addToBody(
+      body,
+      `_${repeated} of the inline comments ${repeated === 1 ? 'was' : 'were'} already posted on an earlier push and ${repeated === 1 ? 'is' : 'are'} not repeated._`,
+    );
+  }
+  let out: ReviewPayload = { ...payload, body, comments: placements.map((p) => p.comment) };
+  let movedToBody = 0;
+  for (const r of opts.refused ?? []) {
+    const moved = placements.filter((p) => r.markers.has(p.marker));
+    out = moveToBody(out, moved.map((p) => p.comment), r.why);
+    placements = placements.filter((p) => !r.markers.has(p.marker));
+    movedToBody += moved.length;
+  }
+  return { ...out, placements, repeated, movedToBody };
+}
+
+/** buildReview's payload with the finding behind each comment. */
 export function planReview(input: ReportInput): PlannedReview {
   const planned = plan(input);
   return {

@@ -48,6 +48,11 @@ export interface ReviewOptions {
    * (src/sources/diff-scope.ts). Default: on unless GPU_REVIEW_DIFF_SCOPE=0.
    */
   diffScope?: boolean;
+  /**
+   * Files the caller already knows it cannot review, with the reason (the App: too large or
+   * binary as GitHub reported them). Carried as data next to the diff, never written into it.
+   */
+  skipped?: ReadonlyMap<string, string>;
   /** Called after each file (1-based index). */
   onProgress?: (index: number, total: number, path: string) => void;
 }

@@ -1,5 +1,5 @@
-import picomatch from 'picomatch';
 import type { ResolvedConfig } from '../config/schema.js';
+import { pathGate, type PathGate } from '../diff/gate.js';
 import { parseUnifiedDiff, type DiffFile } from '../diff/model.js';
 import type { FileReport, Finding, ReviewError, UnusedSuppression } from '../core/types.js';
 import { FileTimeout, isolatedRunner } from './pool.js';
@@ -27,8 +27,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   const config = indexed.config;
   const scope = opts.scope ?? 'added';
   const checks = activeChecks(config, opts.checks);
-  const include = config.include.length ? picomatch(config.include, { dot: true }) : null;
-  const exclude = config.exclude.length ? picomatch(config.exclude, { dot: true }) : null;
+  const gate = pathGate(config);
 
   const findings: Finding[] = [];
   const files: FileReport[] = [];
@@ -56,7 +55,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
       opts.onProgress?.(++index, diff.files.length, file.path);
       // Trees are freed by native finalizers, which only run once the event loop turns.
       await new Promise<void>((r) => setImmediate(r));
-      const reason = skipReason(file, include, exclude, reviewDeadline, config);
+      const reason = skipReason(file, gate, opts.skipped, reviewDeadline, config);
       if (reason) {
         reports[i].skipped = reason;
         if (reason.startsWith('review time budget')) reports[i].timedOut = true;
@@ -111,13 +110,9 @@ export async function review(opts: ReviewOptions): Promise<ReviewOutput> {
   return { result: { findings, files, errors, ...extra }, diff, fileLines };
 }
 
-function skipReason(file: DiffFile, include: picomatch.Matcher | null, exclude: picomatch.Matcher | null, reviewDeadline: number, config: ResolvedConfig): string | null {
-  if (file.status === 'deleted') return 'deleted';
-  if (file.binary) return 'binary file';
-  if (file.modeOnly) return 'mode change only';
-  if (include && !include(file.path)) return 'not matched by config "include"';
-  if (exclude && exclude(file.path)) return 'matched by config "exclude"';
-  if (file.problem) return file.problem;
+function skipReason(file: DiffFile, gate: PathGate, skipped: ReadonlyMap<string, string> | undefined, reviewDeadline: number, config: ResolvedConfig): string | null {
+  const reason = gate.skip(file) ?? skipped?.get(file.path) ?? null;
+  if (reason) return reason;
   if (performance.now() > reviewDeadline) return `review time budget (${config.limits.reviewTimeoutMs / 1000} s) exhausted before this file`;
   return null;
 }

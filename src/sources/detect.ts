@@ -22,19 +22,28 @@ export interface Detected {
  * LuisaCompute, because plain C++ has nothing for a GPU reviewer to say.
  */
 export function detectLanguage(path: string, text: string, kernelMacros: readonly string[] = []): Detected {
+  const byPath = pathLanguage(path);
+  if (byPath !== 'content') return byPath;
+  if (LUISA_DSL_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
+  // A backend source of the library that drives CUDA (`cuMemAllocAsync`, `cuStreamSynchronize`)
+  // under `namespace luisa::compute::cuda` is CUDA host code, not DSL code.
+  if (CUDA_MARKERS.test(text)) return { language: 'cuda' };
+  if (LUISA_LIBRARY_MARKERS.test(text)) return { language: 'luisa-dsl' };
+  if (kernelMacros.length && new RegExp(`\\b(${kernelMacros.map(escapeRe).join('|')})\\b`).test(text)) {
+    return { language: 'cuda' };
+  }
+  return { language: null, reason: 'C++ without CUDA or LuisaCompute code' };
+}
+
+/**
+ * What the path alone says: the language, `content` for C++ (only its text can tell whether it
+ * is CUDA, LuisaCompute or plain C++), or no language with the reason. The path gate
+ * (`src/diff/gate.ts`) uses it to decide which files are worth reading at all.
+ */
+export function pathLanguage(path: string): Detected | 'content' {
   if (CUDA_EXT.test(path)) return { language: 'cuda' };
   if (PY_EXT.test(path)) return { language: 'python' };
-  if (CPP_EXT.test(path)) {
-    if (LUISA_DSL_MARKERS.test(text) || LUISA_DSL_TOKENS.test(text)) return { language: 'luisa-dsl' };
-    // A backend source of the library that drives CUDA (`cuMemAllocAsync`, `cuStreamSynchronize`)
-    // under `namespace luisa::compute::cuda` is CUDA host code, not DSL code.
-    if (CUDA_MARKERS.test(text)) return { language: 'cuda' };
-    if (LUISA_LIBRARY_MARKERS.test(text)) return { language: 'luisa-dsl' };
-    if (kernelMacros.length && new RegExp(`\\b(${kernelMacros.map(escapeRe).join('|')})\\b`).test(text)) {
-      return { language: 'cuda' };
-    }
-    return { language: null, reason: 'C++ without CUDA or LuisaCompute code' };
-  }
+  if (CPP_EXT.test(path)) return 'content';
   return { language: null, reason: 'not a GPU source type (.cu, .cuh, .py, or C++ with CUDA/LuisaCompute)' };
 }
 
