@@ -3,9 +3,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ApplicationFunction, Context, Probot } from 'probot';
 import type { CheckDef } from './engine/check.js';
-import { CONFIG_FILE, MemoryConfigStore, type ConfigStore } from './github/config.js';
+import { MemoryConfigStore, readRepoConfig, type ConfigStore } from './github/config.js';
 import { identityResolver } from './github/identity.js';
-import { DeliveryLog, ReviewQueue } from './github/queue.js';
+import type { GitHubClient } from './github/octokit.js';
+import { DeliveryLog, EmbeddedQueue, ReviewQueue, type JobQueue, type ReviewRequest, type RunJob } from './github/queue.js';
 import { reviewPullRequest, type Outcome, type PullRequestEvent } from './github/review-pr.js';
 import { useProcessIsolation } from './review/process-pool.js';
 
@@ -19,6 +20,8 @@ const root = existsSync(join(here, '..', 'package.json')) ? join(here, '..') : j
 export const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 export interface AppOptions {
+  /** The queue the deliveries go onto (the Redis one of src/service/redis.ts); default: an embedded one over `queue` and `deliveries`. */
+  jobs?: JobQueue;
   queue?: ReviewQueue;
   deliveries?: DeliveryLog;
   /** The App's slug; looked up with GET /app when not given. */
@@ -64,16 +67,25 @@ export function toEvent(context: PullRequestContext): PullRequestEvent {
   };
 }
 
+/** A delivery as a queue keeps it. */
+export function toRequest(context: PullRequestContext): ReviewRequest {
+  const p = context.payload as { installation?: { id?: number }; pull_request: { updated_at?: string } };
+  return { event: toEvent(context), installationId: p.installation?.id, at: Date.parse(p.pull_request.updated_at ?? '') || Date.now() };
+}
+
 /**
- * The Probot app: pull_request events in, one review job per new delivery onto the queue. No
- * analysis here; `src/github/review-pr.ts` does the work with the CLI's pipeline.
+ * The Probot app: pull_request events in, one review request per new delivery onto the queue
+ * (embedded or Redis: the same `JobQueue`), and the one job each runs: `reviewPullRequest` with
+ * the installation's client. No analysis here; `src/github/review-pr.ts` does the work with the
+ * CLI's pipeline.
  */
 export function createApp(options: AppOptions = {}): ApplicationFunction {
   // A review's hard stop kills a child process, never a thread of the server (review/process-pool.ts).
   useProcessIsolation();
   return (app: Probot) => {
-    const queue = options.queue ?? new ReviewQueue(4, (err, key) => app.log.error({ err, key }, 'review job crashed'));
-    const deliveries = options.deliveries ?? new DeliveryLog();
+    const jobs =
+      options.jobs ??
+      new EmbeddedQueue(options.queue ?? new ReviewQueue(4, (err, key) => app.log.error({ err, key }, 'review job crashed')), options.deliveries ?? new DeliveryLog());
     const configCache = options.configCache ?? new MemoryConfigStore();
     const bot = identityResolver(async () => {
       if (options.slug) return options.slug;
@@ -83,29 +95,31 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       return data.slug;
     }, app.log);
 
-    app.on([...EVENTS], async (context) => {
-      if (!deliveries.accept(context.id)) {
-        context.log.info({ deliveryId: context.id }, 'redelivered webhook: already handled, ignoring');
-        return;
-      }
-      const event = toEvent(context as PullRequestContext);
-      const log = context.log.child({ deliveryId: event.deliveryId, pr: `${event.owner}/${event.repo}#${event.number}`, head: event.headSha.slice(0, 7) });
-      queue.add(`${event.owner}/${event.repo}#${event.number}`, async () => {
-        const outcome = await reviewPullRequest({
-          octokit: context.octokit,
-          log,
-          event,
-          readConfig: () => context.config(CONFIG_FILE),
-          configCache,
-          inProgressAfterMs: options.inProgressAfterMs,
-          bot,
-          toolVersion: VERSION,
-          checks: options.checks,
-          retryDelayMs: options.retryDelayMs,
-          compile: options.compile,
-        });
-        options.onOutcome?.(outcome, event);
+    const run: RunJob = async ({ event }, octokit, log) => {
+      const outcome = await reviewPullRequest({
+        octokit,
+        log,
+        event,
+        readConfig: () => readRepoConfig(octokit, event.owner, event.repo),
+        configCache,
+        inProgressAfterMs: options.inProgressAfterMs,
+        bot,
+        toolVersion: VERSION,
+        checks: options.checks,
+        retryDelayMs: options.retryDelayMs,
+        compile: options.compile,
       });
+      options.onOutcome?.(outcome, event);
+      return outcome;
+    };
+    jobs.bind(run);
+
+    app.on([...EVENTS], async (context) => {
+      const req = toRequest(context as PullRequestContext);
+      const e = req.event;
+      const log = context.log.child({ deliveryId: e.deliveryId, pr: `${e.owner}/${e.repo}#${e.number}`, head: e.headSha.slice(0, 7) });
+      const r = await jobs.submit(req, { octokit: context.octokit as unknown as GitHubClient, log });
+      if (r === 'duplicate') log.info({ deliveryId: e.deliveryId }, 'redelivered webhook: already handled, ignoring');
     });
   };
 }

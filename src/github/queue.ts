@@ -1,3 +1,7 @@
+import type { Outcome, PullRequestEvent } from './job.js';
+import type { GitHubClient } from './octokit.js';
+import type { Logger } from './post.js';
+
 /**
  * Reviews run off the webhook's request path: the handler enqueues and GitHub gets its answer at
  * once (it gives up on a delivery after 10 s, and throttled writes alone can take longer). Jobs
@@ -129,5 +133,61 @@ export class DeliveryLog {
   /** Drops the id again (its delivery was refused, so GitHub's redelivery must be taken). */
   forget(id: string): void {
     this.seen.delete(id);
+  }
+}
+
+/** One delivery to review, as a queue keeps it: enough to review without the webhook payload. */
+export interface ReviewRequest {
+  event: PullRequestEvent;
+  /** The installation the delivery came from (the Redis worker authenticates as it). */
+  installationId?: number;
+  /** `pull_request.updated_at` in ms: orders the heads of one PR. */
+  at: number;
+}
+
+/** The one job every queue runs: a review of one request with an installation's client. */
+export type RunJob = (req: ReviewRequest, octokit: GitHubClient, log: Logger) => Promise<Outcome>;
+
+/**
+ * What the application function (`createApp`) needs of a queue; the embedded one below and the
+ * Redis one (src/service/redis.ts) both implement it, so both run the same job.
+ */
+export interface JobQueue {
+  /** The job to run for each request; the application function binds it once, before any delivery. */
+  bind(run: RunJob): void;
+  /**
+   * Takes a verified delivery: `duplicate` when this delivery id was already taken, `ignored` when
+   * it cannot be reviewed here. Throws `QueueRejected` (answered 503) when it cannot be taken now.
+   * `via` is the delivery's own client, usable by a queue that runs in this process.
+   */
+  submit(req: ReviewRequest, via: { octokit: GitHubClient; log: Logger }): Promise<'queued' | 'duplicate' | 'ignored'>;
+}
+
+/** The queue of one process: the delivery log de-duplicates, the review queue orders the jobs per PR. */
+export class EmbeddedQueue implements JobQueue {
+  private run: RunJob | undefined;
+
+  constructor(
+    readonly queue: ReviewQueue,
+    readonly deliveries: DeliveryLog = new DeliveryLog(),
+  ) {}
+
+  bind(run: RunJob): void {
+    this.run = run;
+  }
+
+  async submit(req: ReviewRequest, via: { octokit: GitHubClient; log: Logger }): Promise<'queued' | 'duplicate'> {
+    const run = this.run;
+    if (!run) throw new Error('EmbeddedQueue: no job bound (createApp binds it)');
+    const e = req.event;
+    if (!this.deliveries.accept(e.deliveryId)) return 'duplicate';
+    try {
+      this.queue.add(`${e.owner}/${e.repo}#${e.number}`, () => run(req, via.octokit, via.log));
+    } catch (err) {
+      // Refused (full, shutting down): GitHub's redelivery of this id must be taken then.
+      if (err instanceof QueueRejected) this.deliveries.forget(e.deliveryId);
+      throw err;
+    }
+    return 'queued';
   }
 }

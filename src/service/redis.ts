@@ -3,14 +3,12 @@ import Bottleneck from 'bottleneck';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { Context, type ApplicationFunction, type Probot } from 'probot';
-import { EVENTS, toEvent, VERSION, type AppOptions } from '../app.js';
-import { CONFIG_FILE, CONFIG_TTL_MS, type CachedConfig, type ConfigStore } from '../github/config.js';
+import type { Probot } from 'probot';
+import { CONFIG_TTL_MS, type CachedConfig, type ConfigStore } from '../github/config.js';
 import { decodeCachedConfig, encodeCachedConfig } from './config-codec.js';
-import { writePacing } from '../github/octokit.js';
-import { identityResolver } from '../github/identity.js';
-import { QueueRejected } from '../github/queue.js';
-import { reviewPullRequest, type PullRequestEvent } from '../github/review-pr.js';
+import { writePacing, type GitHubClient } from '../github/octokit.js';
+import { QueueRejected, type JobQueue, type ReviewRequest, type RunJob } from '../github/queue.js';
+import type { PullRequestEvent } from '../github/review-pr.js';
 import type { ServiceConfig } from './config.js';
 import type { Metrics } from './metrics.js';
 
@@ -32,13 +30,8 @@ import type { Metrics } from './metrics.js';
  *   spacing and concurrency per installation hold across replicas.
  */
 
-/** What a job carries: enough to review without the webhook payload. */
-export interface ReviewJobData {
-  event: PullRequestEvent;
-  installationId: number;
-  /** `pull_request.updated_at` in ms: orders the heads of one PR. */
-  at: number;
-}
+/** What a job carries: the review request (src/github/queue.ts), with its installation. */
+export type ReviewJobData = ReviewRequest & { installationId: number };
 
 /** GitHub lets a delivery be redelivered for three days; its id is remembered that long. */
 const DELIVERY_TTL_S = 3 * 24 * 3600;
@@ -137,14 +130,11 @@ export interface RedisReviewsOptions {
   config: ServiceConfig;
   log: Logger;
   metrics: Metrics;
-  app?: Pick<AppOptions, 'checks' | 'retryDelayMs' | 'slug' | 'onOutcome' | 'compile' | 'inProgressAfterMs'>;
-  /** Counts a finished review in the metrics (the service's `onOutcome`). */
-  onOutcome: NonNullable<AppOptions['onOutcome']>;
   /** Options laid over the clustered throttle groups (tests drop the write spacing). */
   throttleGroups?: Partial<Record<'global' | 'auth' | 'search' | 'write' | 'notifications', Bottleneck.ConstructorOptions>>;
 }
 
-export class RedisReviews {
+export class RedisReviews implements JobQueue {
   readonly queue: Queue<ReviewJobData>;
   /** Octokit `throttle` options: Bottleneck groups clustered on Redis. */
   readonly throttle: Record<string, unknown>;
@@ -159,6 +149,7 @@ export class RedisReviews {
   private active = 0;
   private closed = false;
   private counts = { waiting: 0, running: 0 };
+  private runJob: RunJob | undefined;
 
   constructor(private readonly o: RedisReviewsOptions) {
     const { config, log } = o;
@@ -222,23 +213,19 @@ export class RedisReviews {
     return `${this.prefix}:${kind}:${rest}`;
   }
 
-  /** The Probot app of a replica: verified `pull_request` deliveries onto the shared queue. */
-  appFn(): ApplicationFunction {
-    return (app: Probot) => {
-      app.on([...EVENTS], async (context) => {
-        const event = toEvent(context as Context<'pull_request'>);
-        const p = context.payload as { installation?: { id?: number }; pull_request: { updated_at?: string } };
-        const installationId = p.installation?.id;
-        const log = context.log.child({ deliveryId: event.deliveryId, pr: prKey(event), head: event.headSha.slice(0, 7) });
-        if (!installationId) {
-          log.warn('delivery without an installation; ignoring');
-          return;
-        }
-        const at = Date.parse(p.pull_request.updated_at ?? '') || Date.now();
-        const r = await this.enqueue({ event, installationId, at }, log);
-        if (r === 'duplicate') log.info({ deliveryId: event.deliveryId }, 'redelivered webhook: already handled, ignoring');
-      });
-    };
+  /** The job the application function (`createApp`) runs for each request: the same as the embedded queue's. */
+  bind(run: RunJob): void {
+    this.runJob = run;
+  }
+
+  /** `createApp`'s deliveries onto the shared queue (the delivery's own client stays here: the worker authenticates as the installation). */
+  async submit(req: ReviewRequest, via: { log: Logger | { warn(o: unknown, m?: string): void } }): Promise<'queued' | 'duplicate' | 'ignored'> {
+    const log = via.log as Logger;
+    if (!req.installationId) {
+      log.warn('delivery without an installation; ignoring');
+      return 'ignored';
+    }
+    return this.enqueue({ ...req, installationId: req.installationId }, log);
   }
 
   /** Throws `QueueRejected` (answered 503) when the delivery cannot be taken now. */
@@ -283,14 +270,7 @@ export class RedisReviews {
 
   /** Starts this replica's worker. */
   start(probot: Probot): void {
-    const { config, log, metrics, app } = this.o;
-    const bot = identityResolver(async () => {
-      if (app?.slug) return app.slug;
-      const appOctokit = await probot.auth();
-      const { data } = await appOctokit.rest.apps.getAuthenticated();
-      if (!data?.slug) throw new Error('GET /app returned no slug');
-      return data.slug;
-    }, log);
+    const { config, log, metrics } = this.o;
     const lockMs = config.reviewLockMs;
 
     const processor = async (job: Job<ReviewJobData>, token?: string) => {
@@ -334,22 +314,9 @@ export class RedisReviews {
         jlog.info({ attempt: job.attemptsStarted, stalled: job.stalledCounter }, 'review job started');
         const end = metrics.duration.startTimer();
         try {
-          const octokit = await probot.auth(installationId);
-          const context = new Context({ id: e.deliveryId, name: 'pull_request', payload: { repository: { owner: { login: e.owner }, name: e.repo } } } as never, octokit, jlog as never);
-          const outcome = await reviewPullRequest({
-            octokit,
-            log: jlog,
-            event: e,
-            readConfig: () => context.config(CONFIG_FILE),
-            configCache: this.configs,
-            inProgressAfterMs: app?.inProgressAfterMs,
-            bot,
-            toolVersion: VERSION,
-            checks: app?.checks,
-            retryDelayMs: app?.retryDelayMs,
-            compile: app?.compile,
-          });
-          this.o.onOutcome(outcome, e);
+          if (!this.runJob) throw new Error('no review job bound (createApp binds it)');
+          const octokit = (await probot.auth(installationId)) as unknown as GitHubClient;
+          const outcome = await this.runJob(job.data, octokit, jlog);
           jlog.info({ outcome: outcome.kind, reason: 'reason' in outcome ? outcome.reason : undefined }, 'review job finished');
           return { kind: outcome.kind };
         } finally {

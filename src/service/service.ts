@@ -7,7 +7,7 @@ import { createNodeMiddleware, Probot, type ProbotOctokit } from 'probot';
 import { createApp, type AppOptions } from '../app.js';
 import { useProcessIsolation } from '../review/process-pool.js';
 import { createOctokitClass, GpuReviewOctokit } from '../github/octokit.js';
-import { DeliveryLog, QueueRejected, ReviewQueue } from '../github/queue.js';
+import { DeliveryLog, EmbeddedQueue, QueueRejected, ReviewQueue, type JobQueue } from '../github/queue.js';
 import type { Outcome } from '../github/review-pr.js';
 import type { ServiceConfig } from './config.js';
 import { createLogger } from './log.js';
@@ -27,27 +27,16 @@ export interface ServiceOptions {
   throttleGroups?: RedisReviewsOptions['throttleGroups'];
 }
 
-/** Remembers the id it last took, so a delivery the queue refuses can be taken again on redelivery. */
-class ServiceDeliveries extends DeliveryLog {
-  last: string | undefined;
-  override accept(id: string): boolean {
-    const ok = super.accept(id);
-    if (ok) this.last = id;
-    return ok;
-  }
-}
-
 /**
- * The queue `createApp` fills. Each job is timed and counted; a refused job (queue full or
- * shutting down) throws `QueueRejected`, which the webhook middleware answers with its status
- * (503) so GitHub marks the delivery failed and it can be redelivered. `createApp` records the
- * delivery id before it enqueues, with no await in between, so the id to forget is the last one.
+ * The embedded queue's review queue. Each job is timed and counted; a refused job (queue full or
+ * shutting down) throws `QueueRejected`, which the webhook endpoint answers with its status
+ * (503) so GitHub marks the delivery failed and it can be redelivered (`EmbeddedQueue` forgets
+ * the delivery id then).
  */
 class ServiceQueue extends ReviewQueue {
   constructor(
     concurrency: number,
     maxBacklog: number,
-    private readonly deliveries: ServiceDeliveries,
     private readonly metrics: Metrics,
     private readonly log: Logger,
   ) {
@@ -79,7 +68,6 @@ class ServiceQueue extends ReviewQueue {
         }
       });
     } catch (err) {
-      if (err instanceof QueueRejected && this.deliveries.last) this.deliveries.forget(this.deliveries.last);
       if (err instanceof QueueRejected) this.log.warn({ pr: key, reason: err.reason }, 'delivery refused with 503');
       throw err;
     }
@@ -195,15 +183,16 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     opts.app?.onOutcome?.(outcome, event);
   };
 
-  let appFn: ReturnType<typeof createApp>;
+  // One application function over either queue: both run the same review job.
+  let jobs: JobQueue;
   if (config.redisUrl) {
-    redis = new RedisReviews({ config, log, metrics, app: { ...opts.app, compile: config.compile }, onOutcome, throttleGroups: opts.throttleGroups });
-    appFn = redis.appFn();
+    redis = new RedisReviews({ config, log, metrics, throttleGroups: opts.throttleGroups });
+    jobs = redis;
   } else {
-    const deliveries = new ServiceDeliveries();
-    embedded = new ServiceQueue(config.concurrency, config.queueMax, deliveries, metrics, log);
-    appFn = createApp({ ...opts.app, compile: config.compile, queue: embedded, deliveries, onOutcome });
+    embedded = new ServiceQueue(config.concurrency, config.queueMax, metrics, log);
+    jobs = new EmbeddedQueue(embedded, new DeliveryLog());
   }
+  const appFn = createApp({ ...opts.app, compile: config.compile, jobs, onOutcome, ...(redis ? { configCache: redis.configs } : {}) });
   const q: QueueView = redis ?? embedded!;
 
   const probot = new Probot({
