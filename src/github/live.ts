@@ -7,6 +7,8 @@ export interface LiveState {
   headSha: string;
   /** Present when the query asked for the config blobs. */
   config?: ConfigBlobs;
+  /** The size of the change as GitHub counts it (absent when the answer does not say): sizes the file-list pages. */
+  size?: { files: number; lines: number };
 }
 
 interface FileAt {
@@ -14,7 +16,7 @@ interface FileAt {
 }
 
 interface LiveAnswer {
-  repository: (Partial<FileAt> & { pullRequest: { state: string; headRefOid: string } | null }) | null;
+  repository: (Partial<FileAt> & { pullRequest: { state: string; headRefOid: string; changedFiles?: number; additions?: number; deletions?: number } | null }) | null;
   org?: FileAt | null;
 }
 
@@ -26,7 +28,7 @@ export function liveQuery(withConfig: boolean, withOrg: boolean): string {
   return [
     `query (${vars}) {`,
     '  repository(owner: $owner, name: $repo) {',
-    '    pullRequest(number: $number) { state headRefOid }',
+    '    pullRequest(number: $number) { state headRefOid changedFiles additions deletions }',
     ...(withConfig ? [`    ${FILE_AT_DEFAULT}`] : []),
     '  }',
     ...(withConfig && withOrg ? ['  org: repository(owner: $owner, name: ".github") {', `    ${FILE_AT_DEFAULT}`, '  }'] : []),
@@ -64,6 +66,9 @@ export async function readLive(octokit: GitHubClient, pr: { owner: string; repo:
   return {
     open: pull.state === 'OPEN',
     headSha: pull.headRefOid,
+    ...(typeof pull.changedFiles === 'number' && typeof pull.additions === 'number' && typeof pull.deletions === 'number'
+      ? { size: { files: pull.changedFiles, lines: pull.additions + pull.deletions } }
+      : {}),
     ...(withConfig ? { config: { repo: blobOf(data.repository as FileAt), org: withOrg ? blobOf(data.org) : null } } : {}),
   };
 }

@@ -21,10 +21,26 @@ export interface PullFiles {
   truncated: boolean;
 }
 
-/** Every page of the PR's files (100 per page, at most 30 pages). */
-export async function listPullFiles(octokit: GitHubClient, params: { owner: string; repo: string; pull_number: number }): Promise<PullFiles> {
+/**
+ * What one page of the file list may weigh: each page is one JSON answer, parsed in one piece on
+ * the thread that serves the webhooks and /healthz (50 MB took 0.8 s here), so a large PR is read
+ * in many small pages instead of a few huge ones.
+ */
+export const FILES_PAGE_BYTES = 2_000_000;
+/** Bytes per changed line assumed when sizing pages (a patch line with its JSON escaping, on the safe side). */
+const BYTES_PER_LINE = 80;
+
+/** Files per page of `pulls.listFiles` for a change of this size: 100 (GitHub's most) unless that page would weigh over FILES_PAGE_BYTES. */
+export function filesPerPage(size: { files: number; lines: number } | undefined): number {
+  if (!size || size.files <= 0) return 100;
+  const perFile = (size.lines * BYTES_PER_LINE) / size.files;
+  return Math.max(1, Math.min(100, Math.floor(FILES_PAGE_BYTES / Math.max(1, perFile))));
+}
+
+/** Every page of the PR's files (`perPage` per page, default 100; at most 3,000 files). */
+export async function listPullFiles(octokit: GitHubClient, params: { owner: string; repo: string; pull_number: number }, perPage = 100): Promise<PullFiles> {
   const files: PullFile[] = [];
-  for await (const page of octokit.paginate.iterator(octokit.rest.pulls.listFiles, { ...params, per_page: 100 })) {
+  for await (const page of octokit.paginate.iterator(octokit.rest.pulls.listFiles, { ...params, per_page: perPage })) {
     files.push(...(page.data as PullFile[]));
     if (files.length >= MAX_PR_FILES) break;
   }

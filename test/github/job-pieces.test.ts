@@ -126,3 +126,16 @@ describe('EmbeddedQueue', () => {
     expect(ran).toEqual(['d1']);
   });
 });
+
+describe('filesPerPage', () => {
+  it('100 files a page for an ordinary change, fewer when a page of its files would be a large answer', async () => {
+    const { filesPerPage, FILES_PAGE_BYTES } = await import('../../src/github/pr-diff.js');
+    expect(filesPerPage(undefined)).toBe(100);
+    expect(filesPerPage({ files: 30, lines: 2000 })).toBe(100);
+    // 55 files of 25,000 changed lines each (the 50 MB pull request of the healthz test): one file a page.
+    expect(filesPerPage({ files: 55, lines: 55 * 25_000 })).toBe(1);
+    const per = filesPerPage({ files: 400, lines: 400 * 500 });
+    expect(per).toBeLessThan(100);
+    expect(per * 500 * 80).toBeLessThanOrEqual(FILES_PAGE_BYTES);
+  });
+});

@@ -77,6 +77,18 @@ const cases: Array<[string, () => FakeFile[], string]> = [
 
 test('/healthz answers while worst-case reviews run (latencies printed)', { timeout: 600_000 }, async () => {
   gh = new FakeGitHub().start();
+  // Like GitHub, the live query says how large the change is (the App sizes its reads by it).
+  const fake = gh as unknown as { graphql(body: unknown): [number, any]; files: FakeFile[] };
+  const answer = fake.graphql.bind(gh);
+  fake.graphql = (body) => {
+    const [status, json] = answer(body);
+    const pull = json?.data?.repository?.pullRequest;
+    if (pull?.headRefOid) {
+      const lines = fake.files.reduce((n, f) => n + (f.patch ?? '').split('\n').length - 1, 0);
+      Object.assign(pull, { changedFiles: fake.files.length, additions: lines, deletions: 0 });
+    }
+    return [status, json];
+  };
   const outcomes: Outcome[] = [];
   run = await start({ logLevel: 'warn' }, { app: { retryDelayMs: 5, onOutcome: (o) => outcomes.push(o) } });
   const base = run.service.url;

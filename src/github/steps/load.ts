@@ -10,7 +10,7 @@ import { fetchContents } from '../contents.js';
 import type { LiveState } from '../live.js';
 import type { GitHubClient } from '../octokit.js';
 import type { Logger } from '../post.js';
-import { diffModelFromFilesAsync, listPullFiles } from '../pr-diff.js';
+import { diffModelFromFilesAsync, filesPerPage, listPullFiles } from '../pr-diff.js';
 import type { PullRequestEvent, ReviewJob } from '../job.js';
 
 /** What the review of one push works from, all read before any analysis. */
@@ -122,7 +122,8 @@ export async function loadInputs(job: ReviewJob, live: LiveState | null, checks:
   const skip = skipByConfig(e, config);
   if (skip) return { kind: 'skip', skip, completion: skippedCompletion(skip) };
 
-  const listed = await listPullFiles(octokit, { owner: e.owner, repo: e.repo, pull_number: e.number });
+  // Pages sized by the change (live query): no one answer of the list is a 50 MB parse on the server's thread.
+  const listed = await listPullFiles(octokit, { owner: e.owner, repo: e.repo, pull_number: e.number }, filesPerPage(live?.size));
   const diff = await diffModelFromFilesAsync(listed.files);
   const gate = pathGate(config);
   const paths = diff.files.filter((f) => gate.wantsContent(f)).map((f) => f.path);
@@ -131,7 +132,7 @@ export async function loadInputs(job: ReviewJob, live: LiveState | null, checks:
     log.info({ files: listed.files.length, fetched: 0, calls: 0 }, 'read the pull request');
     return { kind: 'inputs', inputs: { config, baseline, diff, truncated: listed.truncated, readFile: job.readFile, skipped: new Map(), errors: [] } };
   }
-  const contents = await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes });
+  const contents = await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes, expectBytes: live?.size ? live.size.lines * 80 : undefined });
   const skipped = new Map([...contents.skipped].map(([p, s]) => [p, s.reason]));
   log.info({ files: listed.files.length, fetched: contents.texts.size, calls: contents.calls }, 'read the pull request');
   const readFile: FileReader = async (p) => contents.texts.get(p) ?? (withCompile && !skipped.has(p) ? await readAtHead(octokit, e, p, config.limits.maxFileBytes) : null);
