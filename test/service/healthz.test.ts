@@ -60,7 +60,8 @@ function cuda(bytes: number, tag: number): string {
 function added(filename: string, content: string): FakeFile {
   const lines = content.split('\n');
   if (lines.at(-1) === '') lines.pop();
-  return { filename, status: 'added', content, patch: `@@ -0,0 +1,${lines.length} @@\n` + lines.map((l) => '+' + l).join('\n') };
+  // The counts given: the fake would split every patch again on each page it serves.
+  return { filename, status: 'added', content, patch: `@@ -0,0 +1,${lines.length} @@\n` + lines.map((l) => '+' + l).join('\n'), additions: lines.length, deletions: 0 };
 }
 
 function quantile(xs: number[], q: number): number {
@@ -84,7 +85,7 @@ test('/healthz answers while worst-case reviews run (latencies printed)', { time
     const [status, json] = answer(body);
     const pull = json?.data?.repository?.pullRequest;
     if (pull?.headRefOid) {
-      const lines = fake.files.reduce((n, f) => n + (f.patch ?? '').split('\n').length - 1, 0);
+      const lines = fake.files.reduce((n, f) => n + (f.additions ?? 0) + (f.deletions ?? 0), 0);
       Object.assign(pull, { changedFiles: fake.files.length, additions: lines, deletions: 0 });
     }
     return [status, json];
