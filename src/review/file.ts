@@ -60,7 +60,10 @@ export interface ReviewOptions {
 export interface ReviewOutput {
   result: ReviewResult;
   diff: DiffModel;
-  /** Post-change lines per path (index 0 = line 1); lines the review never saw are undefined. */
+  /**
+   * Post-change lines per path (index 0 = line 1); lines the review never saw are undefined.
+   * Filled for the files that have findings (the reporters and pass 7 read no other); empty for the rest.
+   */
   fileLines: Map<string, Array<string | undefined>>;
 }
 
@@ -93,6 +96,7 @@ export interface FileDone {
   timedOut?: boolean;
   sources: FileReport['sources'];
   parseCoverage: number;
+  /** Post-change lines (see ReviewOutput.fileLines); only when the file has findings. */
   lines?: Array<string | undefined>;
   /** Annotated by the diff filter, in the order the review reports them. */
   findings: Finding[];
@@ -118,7 +122,10 @@ export function reviewFileContent(file: DiffFile, content: string | Uint8Array |
     const sources = got.sources.map((s) => ({ language: s.language, label: s.label, parseCoverage: round(s.parseCoverage), bytes: s.text.length }));
     const total = got.sources.reduce((a, s) => a + s.text.length, 0);
     const parseCoverage = total ? round(got.sources.reduce((a, s) => a + s.parseCoverage * s.text.length, 0) / total) : 1;
-    const done: FileDone = { language: got.language, sources, parseCoverage, lines: got.lines, findings: inFileScope(got.findings, file, scope), errors };
+    const findings = inFileScope(got.findings, file, scope);
+    // The lines serve the reporters and pass 7, which read them only where a finding is: a file
+    // without findings sends none back (a 3,000-file review kept every file's text twice).
+    const done: FileDone = { language: got.language, sources, parseCoverage, ...(findings.length ? { lines: got.lines } : {}), findings, errors };
     if (got.unusedSuppressions?.length) done.unusedSuppressions = got.unusedSuppressions;
     if (performance.now() > deadline) done.timedOut = true;
     return done;

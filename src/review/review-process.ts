@@ -6,8 +6,8 @@
 import { decode, encode, type Encoded } from './process-pool.js';
 import reviewTask, { pass7 as pass7Task } from './review-worker.js';
 
-export default function review(e: Encoded): Encoded {
-  return encode(reviewTask(decode(e)));
+export default async function review(e: Encoded): Promise<Encoded> {
+  return encode(await reviewTask(decode(e)));
 }
 
 export async function pass7(e: Encoded): Promise<Encoded> {

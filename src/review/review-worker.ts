@@ -8,7 +8,7 @@ import type { CheckDef } from '../engine/check.js';
 import type { NamedTaskEnvelope, Pass7FileResult, Pass7Task, PortableConfig, WorkerTask } from './pool.js';
 import { namePattern } from '../core/regex.js';
 import { CHECKS } from '../../checks/registry.generated.js';
-import { treesDone } from '../engine/release.js';
+import { releaseTrees } from '../engine/release.js';
 
 /**
  * Configs seen recently, by their JSON, so caches keyed by the config object (compiled
@@ -39,10 +39,11 @@ function checksFor(t: { config: PortableConfig; configKey: string; checkIds: str
   return { config: c.config, checks };
 }
 
-export default function reviewTask(t: WorkerTask): FileDone {
+/** Async only to free the file's trees before the next task (release.ts: piscina's worker never yields between tasks). */
+export default async function reviewTask(t: WorkerTask): Promise<FileDone> {
   const { config, checks } = checksFor(t);
   const done = reviewFileContent(t.file, t.content, config, checks, t.scope, t.budgetMs, t.diffScope ?? true);
-  treesDone(done.sources.reduce((a, s) => a + s.bytes, 0));
+  await releaseTrees(done.sources.reduce((a, s) => a + s.bytes, 0));
   return done;
 }
 
