@@ -11,6 +11,9 @@ import { annotationsFor, completeCheckRun, conclusionFor, PendingCheckRun, type 
 import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome, type ConfigStore } from './config.js';
 import { readLive, type LiveState } from './live.js';
 import { fetchContents } from './contents.js';
+import { githubIndexReader } from './index-reader.js';
+import { batchReaderOf } from '../index/readers.js';
+import { indexNote } from '../index/note.js';
 import type { BotIdentity } from './identity.js';
 import type { GitHubClient } from './octokit.js';
 import { addToBody, botReviews, deletePending, postReview, type Logger } from './post.js';
@@ -252,16 +255,23 @@ export async function reviewPullRequest(job: ReviewJob): Promise<Outcome> {
     markSkips(diff, contents.skipped);
     log.info({ files: listed.files.length, fetched: contents.texts.size, calls: contents.calls }, 'read the pull request');
 
+    // Project index (#15): the files the changed ones import or include, from the checkout (Action) or
+    // the head commit in at most 2 GraphQL queries, blobs cached by SHA across pushes (src/github/index-reader.ts).
+    const indexReader = job.readFile ? null : githubIndexReader(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, number: e.number, maxFileBytes: config.limits.maxFileBytes });
     const out = await review({
       diff,
       config,
       scope: 'added',
       checks,
+      readFiles: job.readFile ? batchReaderOf(job.readFile) : indexReader!,
       readFile: job.readFile ?? (async (p) => contents.texts.get(p) ?? (job.compile && config.compile.enabled ? await readAtHead(octokit, e, p, config.limits.maxFileBytes) : null)),
       // The service picks the compiler (NVCC, default: nvcc on PATH), never the repository's config.
       compile: job.compile && config.compile.enabled ? { settings: { ...config.compile, nvcc: process.env.NVCC ?? 'nvcc' } } : undefined,
     });
     out.result.errors.push(...contents.errors);
+    if (out.result.index) log.info({ index: out.result.index, requests: indexReader?.requests() ?? 0, cachedBlobs: indexReader?.cached() ?? 0 }, 'project index');
+    const indexStopped = indexNote(out.result.index);
+    if (indexStopped) out.result.errors.push({ message: indexStopped });
     let baselined = 0;
     if (baseline) {
       const kept = applyBaseline(out.result.findings, baseline);

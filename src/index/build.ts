@@ -100,6 +100,9 @@ function reachesFacts(ix: ProjectIndex, p: string): boolean {
   return py || (ix.includes[p] ?? []).some(withFns);
 }
 
+/** Candidate paths looked up per file the index may still take (most resolve on the first or second). */
+const CANDIDATES_PER_FILE = 4;
+
 interface Want {
   /** Candidate paths, first existing wins. */
   candidates: string[];
@@ -146,10 +149,12 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
   // The changed files' own texts, when the caller did not pass them.
   const unread = frontier.filter((p) => !texts.has(p));
   if (unread.length) {
-    for (const [p, t] of await read(unread)) {
+    const got = await read(unread);
+    for (const [p, t] of got) {
       known.set(p, t);
       if (t !== null) texts.set(p, t);
     }
+    if (unread.some((p) => !got.has(p))) stop(read.stopped?.() ?? 'the reader stopped');
   }
   frontier = frontier.filter((p) => texts.has(p));
   const depthOf = new Map(frontier.map((p) => [p, 0]));
@@ -159,16 +164,19 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
     const wants: Want[] = [];
     for (const from of frontier) wants.push(...wantsOf(from, parsed.get(from), ix, lim));
     const toRead = [...new Set(wants.flatMap((w) => w.candidates))].filter((p) => !known.has(p));
-    // Bounds: a file count (candidates included: each is a read) and the time budget.
-    const room = lim.maxFiles - ix.stats.files - ix.stats.missing;
-    if (toRead.length > room) stop(`index.max_files (${lim.maxFiles}) reached`);
-    const batch = toRead.slice(0, Math.max(0, room));
+    // Bounds: a file count (files that exist: a candidate path that does not is no file of the index,
+    // but its look-up is bounded too, at CANDIDATES_PER_FILE per file of room) and the time budget.
+    const room = lim.maxFiles - ix.stats.files;
+    const batch = toRead.slice(0, Math.max(0, room * CANDIDATES_PER_FILE));
+    if (toRead.length > batch.length) stop(`index.max_files (${lim.maxFiles}) reached`);
     if (performance.now() > deadline) {
       stop(`index time budget (${Math.round(lim.budgetMs / 1000)} s) spent`);
       break;
     }
     if (batch.length) {
-      for (const [p, t] of await read(batch)) {
+      const got = await read(batch);
+      if (batch.some((p) => !got.has(p))) stop(read.stopped?.() ?? 'the reader stopped');
+      for (const [p, t] of got) {
         if (t === null) {
           known.set(p, null);
           ix.stats.missing++;
@@ -176,6 +184,11 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
         }
         if (ix.stats.bytes + t.length > lim.maxBytes) {
           stop(`index.max_bytes (${lim.maxBytes}) reached`);
+          known.set(p, null);
+          continue;
+        }
+        if (ix.stats.files >= lim.maxFiles) {
+          stop(`index.max_files (${lim.maxFiles}) reached`);
           known.set(p, null);
           continue;
         }
