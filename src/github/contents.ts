@@ -52,14 +52,19 @@ interface BlobText extends BlobMeta {
 
 type Aliased<T> = { repository: Record<string, T | null> | null };
 
-/** `f0: object(expression: $e0) { ... }` for each path; expressions travel as variables, never spliced into the query. */
-function blobQuery(count: number, fields: string): string {
+/**
+ * `f0: object(expression: $e0) { ... }` for each path; expressions travel as variables, never spliced
+ * into the query. `fields` is the Blob selection of every path, or of path i (the project index asks
+ * only the `oid` of a blob it holds, the text of the others: src/github/index-reader.ts).
+ */
+function blobQuery(count: number, fields: string | ((i: number) => string)): string {
   const vars = Array.from({ length: count }, (_, i) => `$e${i}: String!`).join(', ');
-  const objects = Array.from({ length: count }, (_, i) => `f${i}: object(expression: $e${i}) { __typename ... on Blob { ${fields} } }`).join('\n    ');
+  const objects = Array.from({ length: count }, (_, i) => `f${i}: object(expression: $e${i}) { __typename ... on Blob { ${typeof fields === 'string' ? fields : fields(i)} } }`).join('\n    ');
   return `query ($owner: String!, $repo: String!, ${vars}) {\n  repository(owner: $owner, name: $repo) {\n    ${objects}\n  }\n}`;
 }
 
-async function graphqlBatch<T>(octokit: GitHubClient, req: ContentRequest, paths: readonly string[], fields: string): Promise<Array<T | null>> {
+/** One GraphQL query for the blobs of `paths` at `req.sha` (aliased `object(expression:)` lookups); null where no object. */
+export async function graphqlBatch<T>(octokit: GitHubClient, req: Pick<ContentRequest, 'owner' | 'repo' | 'sha'>, paths: readonly string[], fields: string | ((i: number) => string)): Promise<Array<T | null>> {
   const variables: Record<string, string> = { owner: req.owner, repo: req.repo };
   paths.forEach((p, i) => {
     variables[`e${i}`] = `${req.sha}:${p}`;

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { ResolvedConfig } from '../config/schema.js';
-import { fileFacts, fileLinks, type ParsedFile } from './facts.js';
+import { factSources, fileFacts, fileLinks, type ParsedFile } from './facts.js';
+import type { Source } from '../sources/types.js';
 import type { BatchReader, ProjectIndex } from './types.js';
 
 const PY = /\.pyi?$/;
@@ -72,7 +73,7 @@ export function includeCandidates(inc: string, quoted: boolean, fromPath: string
  */
 const CACHE_MAX = 2000;
 const factsCache = new Map<string, { vocab: ResolvedConfig['vocab']; parsed: ParsedFile | null }>();
-function cachedFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
+function cachedFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number, keep?: (sources: Source[]) => void): ParsedFile | null {
   const key = `${path}\0${createHash('sha1').update(text).digest('hex')}`;
   const hit = factsCache.get(key);
   if (hit && hit.vocab === config.vocab) {
@@ -80,7 +81,9 @@ function cachedFacts(path: string, text: string, depth: number, config: Resolved
     factsCache.set(key, hit);
     return copyOf(hit.parsed, depth);
   }
-  const parsed = fileFacts(path, text, depth, config, timeoutMs);
+  const sources = factSources(path, text, config, timeoutMs);
+  keep?.(sources);
+  const parsed = fileFacts(path, text, depth, config, timeoutMs, sources);
   factsCache.set(key, { vocab: config.vocab, parsed });
   if (factsCache.size > CACHE_MAX) factsCache.delete(factsCache.keys().next().value!);
   return copyOf(parsed, depth);
@@ -100,6 +103,9 @@ function reachesFacts(ix: ProjectIndex, p: string): boolean {
   return py || (ix.includes[p] ?? []).some(withFns);
 }
 
+/** Candidate paths looked up per file the index may still take (most resolve on the first or second). */
+const CANDIDATES_PER_FILE = 4;
+
 interface Want {
   /** Candidate paths, first existing wins. */
   candidates: string[];
@@ -108,14 +114,17 @@ interface Want {
 }
 
 /**
- * The index of everything the changed files reach. Never throws for content: unreadable or unparsable
+ * The index of everything the changed files reach (`notFollowed`: changed files the caller left out
+ * at the bounds, for the output). Never throws for content: unreadable or unparsable
  * files are skipped; the stats say what was read and why the index stopped, if it did.
  */
-export async function buildProjectIndex(changed: readonly ChangedFile[], read: BatchReader, config: ResolvedConfig, deadline = performance.now() + config.index.budgetMs): Promise<ProjectIndex> {
+export async function buildProjectIndex(changed: readonly ChangedFile[], read: BatchReader, config: ResolvedConfig, deadline = performance.now() + config.index.budgetMs, notFollowed = 0): Promise<ProjectIndex> {
   const t0 = performance.now();
   const lim = config.index;
   const ix: ProjectIndex = { files: {}, python: {}, includes: {}, stats: { files: 0, bytes: 0, ms: 0, missing: 0 } };
   const parsed = new Map<string, ParsedFile>();
+  /** Sources of the first parse of files that may get a second model (bounded by the index's own bounds). */
+  const trees = new Map<string, Source[]>();
   const texts = new Map<string, string>();
   const known = new Map<string, string | null>();
   const changedPaths = new Set(changed.map((c) => c.path));
@@ -126,7 +135,9 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
     if (performance.now() > deadline) return stop(`index time budget (${Math.round(lim.budgetMs / 1000)} s) spent`);
     try {
       const budget = Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now()));
-      const p = depth === 0 ? fileLinks(path, text, config, budget) : cachedFacts(path, text, depth, config, budget);
+      // A file short of the last step may be modelled twice (below): its trees are kept for that.
+      const keep = depth < lim.depth ? (ss: Source[]) => void trees.set(path, ss) : undefined;
+      const p = depth === 0 ? fileLinks(path, text, config, budget) : cachedFacts(path, text, depth, config, budget, keep);
       if (p) parsed.set(path, p);
     } catch {
       // A file the parser cannot take is one fact source fewer, never a failed review.
@@ -146,12 +157,28 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
   // The changed files' own texts, when the caller did not pass them.
   const unread = frontier.filter((p) => !texts.has(p));
   if (unread.length) {
-    for (const [p, t] of await read(unread)) {
+    const got = await read(unread);
+    for (const [p, t] of got) {
       known.set(p, t);
       if (t !== null) texts.set(p, t);
     }
+    if (unread.some((p) => !got.has(p))) stop(read.stopped?.() ?? 'the reader stopped');
   }
   frontier = frontier.filter((p) => texts.has(p));
+  // The changed files whose imports / includes are followed: the same file count and byte budget
+  // (a 3,000-file PR: its first files only, said in the output; the review itself goes on).
+  let scanned = 0;
+  let scannedBytes = 0;
+  const followed = frontier.filter((p) => {
+    const n = texts.get(p)!.length;
+    if (scanned >= lim.maxFiles || scannedBytes + n > lim.maxBytes) return false;
+    scanned++;
+    scannedBytes += n;
+    return true;
+  });
+  const left = frontier.length - followed.length + notFollowed;
+  if (left > 0) stop(`index.max_files (${lim.maxFiles}) / max_bytes (${lim.maxBytes}): the imports of ${left} of ${frontier.length + notFollowed} changed files not followed`);
+  frontier = followed;
   const depthOf = new Map(frontier.map((p) => [p, 0]));
   for (const p of frontier) parse(p, texts.get(p)!, 0);
 
@@ -159,16 +186,19 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
     const wants: Want[] = [];
     for (const from of frontier) wants.push(...wantsOf(from, parsed.get(from), ix, lim));
     const toRead = [...new Set(wants.flatMap((w) => w.candidates))].filter((p) => !known.has(p));
-    // Bounds: a file count (candidates included: each is a read) and the time budget.
-    const room = lim.maxFiles - ix.stats.files - ix.stats.missing;
-    if (toRead.length > room) stop(`index.max_files (${lim.maxFiles}) reached`);
-    const batch = toRead.slice(0, Math.max(0, room));
+    // Bounds: a file count (files that exist: a candidate path that does not is no file of the index,
+    // but its look-up is bounded too, at CANDIDATES_PER_FILE per file of room) and the time budget.
+    const room = lim.maxFiles - ix.stats.files;
+    const batch = toRead.slice(0, Math.max(0, room * CANDIDATES_PER_FILE));
+    if (toRead.length > batch.length) stop(`index.max_files (${lim.maxFiles}) reached`);
     if (performance.now() > deadline) {
       stop(`index time budget (${Math.round(lim.budgetMs / 1000)} s) spent`);
       break;
     }
     if (batch.length) {
-      for (const [p, t] of await read(batch)) {
+      const got = await read(batch);
+      if (batch.some((p) => !got.has(p))) stop(read.stopped?.() ?? 'the reader stopped');
+      for (const [p, t] of got) {
         if (t === null) {
           known.set(p, null);
           ix.stats.missing++;
@@ -176,6 +206,11 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
         }
         if (ix.stats.bytes + t.length > lim.maxBytes) {
           stop(`index.max_bytes (${lim.maxBytes}) reached`);
+          known.set(p, null);
+          continue;
+        }
+        if (ix.stats.files >= lim.maxFiles) {
+          stop(`index.max_files (${lim.maxFiles}) reached`);
           known.set(p, null);
           continue;
         }
@@ -214,11 +249,12 @@ export async function buildProjectIndex(changed: readonly ChangedFile[], read: B
     let facts = parsed.get(p)!.facts;
     if (d < lim.depth && performance.now() < deadline && reachesFacts(ix, p)) {
       try {
-        facts = fileFacts(p, texts.get(p)!, d, withFacts, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())))?.facts ?? facts;
+        facts = fileFacts(p, texts.get(p)!, d, withFacts, Math.max(1, Math.min(config.limits.fileTimeoutMs, deadline - performance.now())), trees.get(p))?.facts ?? facts;
       } catch {
         // keep the facts of the first parse
       }
     }
+    trees.delete(p);
     facts.reexports = parsed.get(p)!.facts.reexports;
     ix.files[p] = facts;
   }

@@ -66,27 +66,48 @@ function includesOf(root: SyntaxNode): Array<{ path: string; quoted: boolean }> 
   return includes;
 }
 
-/** A changed file: its imports or includes only (parsed, no models: the review models it itself). */
+/** `#include "x"` / `#include <x>` at the start of a line (a preprocessor line: no parse needed to find it). */
+const INCLUDE_LINE = /^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)/gm;
+
+/**
+ * A changed file: its imports or includes only, no models (the review models it itself). C/C++/CUDA
+ * includes are read off the preprocessor lines without a parse (the review parses the file anyway:
+ * issue #15's cost); an include inside a block comment is one more candidate look-up, never a fact.
+ * Python imports need the parse (multi-line, aliased, relative).
+ */
 export function fileLinks(path: string, text: string, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
   const detected = detectLanguage(path, text, config.vocab.kernel_macros);
   if (!detected.language || detected.language === 'nvrtc-in-python') return null;
+  if (detected.language !== 'python') {
+    const facts: FileFacts = { path, language: detected.language === 'luisa-dsl' ? 'luisa-dsl' : 'cuda', depth: 0, functions: {}, constants: {}, kernels: [] };
+    const includes: Array<{ path: string; quoted: boolean }> = [];
+    for (const m of text.matchAll(INCLUDE_LINE)) includes.push(m[1] !== undefined ? { path: m[1], quoted: true } : { path: m[2], quoted: false });
+    return { facts, includes };
+  }
   const [main] = buildSources(path, detected.language, { text: text.replace(/\r\n/g, '\n'), firstLine: 1, label: 'file', wholeFile: true }, timeoutMs);
   if (!main) return null;
   const facts: FileFacts = { path, language: main.language === 'python' ? 'python' : main.language === 'luisa-dsl' ? 'luisa-dsl' : 'cuda', depth: 0, functions: {}, constants: {}, kernels: [] };
   return main.language === 'python' ? { facts, imports: pythonImports(main.root) } : { facts, includes: includesOf(main.root) };
 }
 
-/** Parses one file and collects its facts; null when it is not a language the review reads. */
-export function fileFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number): ParsedFile | null {
+/** The sources of an indexed file, kept by the index between its two passes (one parse, two models). */
+export function factSources(path: string, text: string, config: ResolvedConfig, timeoutMs: number): Source[] {
   const detected = detectLanguage(path, text, config.vocab.kernel_macros);
   // A plain C/C++ header (no GPU code of its own) still holds the constants and wrappers its includers use.
   if (!detected.language && /\.(h|hh|hpp|hxx|inl|inc|ipp|tpp|c|cc|cpp|cxx)$/i.test(path)) detected.language = 'cuda';
-  if (!detected.language || detected.language === 'nvrtc-in-python') return null;
-  const body = text.replace(/\r\n/g, '\n');
-  const sources = buildSources(path, detected.language, { text: body, firstLine: 1, label: 'file', wholeFile: true }, timeoutMs);
+  if (!detected.language || detected.language === 'nvrtc-in-python') return [];
+  return buildSources(path, detected.language, { text: text.replace(/\r\n/g, '\n'), firstLine: 1, label: 'file', wholeFile: true }, timeoutMs);
+}
+
+/**
+ * Parses one file (or takes the sources `factSources` built) and collects its facts; null when it is
+ * not a language the review reads.
+ */
+export function fileFacts(path: string, text: string, depth: number, config: ResolvedConfig, timeoutMs: number, parsed?: Source[]): ParsedFile | null {
+  const sources = parsed ?? factSources(path, text, config, timeoutMs);
   const main = sources[0];
   if (!main) return null;
-  const facts: FileFacts = { path, language: detected.language, depth, functions: {}, constants: {}, kernels: [] };
+  const facts: FileFacts = { path, language: main.language === 'python' ? 'python' : main.language === 'luisa-dsl' ? 'luisa-dsl' : 'cuda', depth, functions: {}, constants: {}, kernels: [] };
   if (main.language === 'python') {
     const m = pythonModel.compute(main, config);
     pythonFacts(main, m, streamFacts.compute(main, config), config, facts);
@@ -179,12 +200,27 @@ function cudaFacts(s: Source, cm: CudaModel, sf: StreamFacts, out: FileFacts): v
     }
   }
   const syncing = new Map(syncingFunctions(s.root, sf).map((f) => [f.fn.id, f.sync]));
+  // Calls in source order: a function's calls are one binary search and a short walk away (a large
+  // header's functions times its calls would be quadratic).
+  const byStart = [...cm.calls].sort((a, b) => a.node.startIndex - b.node.startIndex);
+  const callsIn = (fn: SyntaxNode) => {
+    let lo = 0;
+    let hi = byStart.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (byStart[mid].node.startIndex < fn.startIndex) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: typeof byStart = [];
+    for (let i = lo; i < byStart.length && byStart[i].node.startIndex < fn.endIndex; i++) if (inside(fn, byStart[i].node)) out.push(byStart[i]);
+    return out;
+  };
   for (const fn of cm.functions) {
     if (!fn.isHost || !fn.name || !fn.body) continue;
     const f: FunctionFacts = { name: fn.name, path: s.path, line: lineOf(s, fn.node) };
     const sync = syncing.get(fn.node.id);
     if (sync) f.syncs = placeOf(s, sync);
-    const calls = cm.calls.filter((c) => inside(fn.node, c.node));
+    const calls = callsIn(fn.node);
     const first = (re: RegExp) => calls.find((c) => re.test(c.name));
     const alloc = first(DEVICE_ALLOC);
     if (alloc) f.allocates = placeOf(s, alloc.node);

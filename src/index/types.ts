@@ -8,9 +8,11 @@
 /**
  * Reads files of the repository at the reviewed revision, in one batch: path → text, or null when the
  * path does not exist there. The CLI reads a checkout (`--repo`) or `git show REV:PATH` (`--git`); the
- * App reads the head commit through batched GraphQL.
+ * App reads the head commit through batched GraphQL (src/github/index-reader.ts). A reader with a
+ * bound of its own (the App's request count) leaves out the paths it did not read, and `stopped` says
+ * why: the index then stops there as it does at its own bounds.
  */
-export type BatchReader = (paths: string[]) => Promise<Map<string, string | null>>;
+export type BatchReader = ((paths: string[]) => Promise<Map<string, string | null>>) & { stopped?: () => string | undefined };
 
 /** Where a fact was found: a path and a 1-based line. */
 export interface Place {

@@ -179,6 +179,8 @@ export class FakeGitHub {
   /** Other files on the default branch (read without a ref), e.g. the config's baseline. */
   defaultBranchFiles: Record<string, string> = {};
   files: FakeFile[] = [];
+  /** Other files of the head commit, which the pull request does not change (path → text): GraphQL blobs only. */
+  headFiles: Record<string, string> = {};
   /** Listed files GitHub would send (overrides `files` for listFiles, e.g. 3,000 generated entries). */
   listed: any[] | null = null;
   reviews: Review[] = [];
@@ -495,7 +497,8 @@ export class FakeGitHub {
         const m = /^e(\d+)$/.exec(k);
         if (!m) continue;
         const [sha, ...rest] = String(v).split(':');
-        const f = sha === this.headSha ? this.file(rest.join(':')) : undefined;
+        const at = rest.join(':');
+        const f = sha !== this.headSha ? undefined : (this.file(at) ?? (Object.hasOwn(this.headFiles, at) ? { filename: at, status: 'modified' as const, content: this.headFiles[at] } : undefined));
         const alias = `f${m[1]}`;
         if (!f || (f.content === undefined && !f.binary)) {
           repository[alias] = null;
@@ -503,10 +506,14 @@ export class FakeGitHub {
         }
         const size = f.byteSize ?? Buffer.byteLength(f.content ?? '');
         const blob: Record<string, unknown> = { __typename: 'Blob' };
-        if (q.includes('byteSize')) blob.byteSize = size;
-        if (q.includes('isBinary')) blob.isBinary = Boolean(f.binary);
-        if (q.includes('isTruncated')) blob.isTruncated = false;
-        if (q.includes('text')) blob.text = f.binary ? null : f.content;
+        // The fields this alias selects (a query may select differently per alias).
+        const sel = new RegExp(`\\b${alias}: object\\(expression: \\$e${m[1]}\\) \\{ __typename \\.\\.\\. on Blob \\{ ([^}]*) \\}`).exec(q)?.[1] ?? q;
+        const has = (field: string) => new RegExp(`\\b${field}\\b`).test(sel);
+        if (has('oid')) blob.oid = blobId(f.binary ? `binary:${f.filename}` : (f.content ?? ''));
+        if (has('byteSize')) blob.byteSize = size;
+        if (has('isBinary')) blob.isBinary = Boolean(f.binary);
+        if (has('isTruncated')) blob.isTruncated = false;
+        if (has('text')) blob.text = f.binary ? null : f.content;
         repository[alias] = blob;
       }
       return [200, { data: { repository } }];

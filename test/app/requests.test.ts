@@ -23,8 +23,13 @@ function ofReview(all: readonly LoggedRequest[]): LoggedRequest[] {
   return all.filter((r) => !r.path.includes('/access_tokens') && r.path !== '/app');
 }
 
+/** The project index's blob queries (src/github/index-reader.ts: they ask for the `oid`), bounded on their own (issue #15: at most 2). */
+const isIndex = (r: LoggedRequest) => r.operation === 'graphql' && /object\(expression/.test(r.body?.query ?? '') && /\boid\b/.test(r.body?.query ?? '');
+/** The review's own requests, without the index's. */
+const notIndex = (rs: readonly LoggedRequest[]) => rs.filter((r) => !isIndex(r));
+
 function describeRequests(rs: readonly LoggedRequest[]): string {
-  return rs.map((r) => (r.operation === 'graphql' ? `graphql(${/headRefOid/.test(r.body?.query) ? 'live' : /reviewThreads/.test(r.body?.query) ? 'threads' : /object\(expression/.test(r.body?.query) ? 'contents' : '?'})` : r.operation)).join(', ');
+  return rs.map((r) => (r.operation === 'graphql' ? `graphql(${/headRefOid/.test(r.body?.query) ? 'live' : /reviewThreads/.test(r.body?.query) ? 'threads' : isIndex(r) ? 'index' : /object\(expression/.test(r.body?.query) ? 'contents' : '?'})` : r.operation)).join(', ');
 }
 
 const writes = (rs: readonly LoggedRequest[]) => rs.filter((r) => isContentWrite({ method: r.method, url: r.path, query: r.body?.query }));
@@ -73,8 +78,11 @@ test('a typical PR review (3 files, findings, a config): at most 8 API requests,
 
   expect(h.outcomes.map((o) => o.kind)).toEqual(['reviewed', 'reviewed', 'reviewed']);
   expect(h.outcomes.map((o) => (o.kind === 'reviewed' ? o.posted : -1))).toEqual([2, 1, 1]);
-  expect(r1.length).toBeLessThanOrEqual(8);
-  expect(r2.length).toBeLessThanOrEqual(8);
+  expect(notIndex(r1).length).toBeLessThanOrEqual(8);
+  expect(notIndex(r2).length).toBeLessThanOrEqual(8);
+  // The index (the files import `vibespatial`, which the repository does not have): one query, then one oid-only query.
+  expect(r1.filter(isIndex).length).toBeLessThanOrEqual(2);
+  expect(r2.filter(isIndex).length).toBeLessThanOrEqual(1);
   expect(r1.filter((r) => r.operation === 'repos/get-content')).toHaveLength(1);
   expect(r2.filter((r) => r.operation === 'repos/get-content')).toHaveLength(0);
   expect(r3.filter((r) => r.operation === 'repos/get-content')).toHaveLength(1);
@@ -99,7 +107,8 @@ test('a repository without a config (nor an owner .github repository): no config
   console.log(`[requests] two reviews without a config: ${all.length}: ${describeRequests(all)}`);
   expect(h.github.calls('repos/get-content')).toHaveLength(0);
   expect(h.outcomes.map((o) => o.kind)).toEqual(['reviewed', 'reviewed']);
-  expect(all.length).toBeLessThanOrEqual(2 * 7);
+  expect(notIndex(all).length).toBeLessThanOrEqual(2 * 7);
+  expect(all.filter(isIndex).length).toBeLessThanOrEqual(2 * 2);
 });
 
 test('a config only in the owner\'s .github repository: read once (repository 404, then the fallback), then cached', async () => {

@@ -7,6 +7,9 @@ import { parseBaseline } from '../../adopt/baseline.js';
 import { skippedCompletion, type Completion, type SkipReason } from '../../reporters/check-run.js';
 import { CONFIG_PATH, configKey, loadConfig, type ConfigOutcome } from '../config.js';
 import { fetchContents } from '../contents.js';
+import { githubIndexReader, type GitHubIndexReader } from '../index-reader.js';
+import { batchReaderOf } from '../../index/readers.js';
+import type { BatchReader } from '../../index/types.js';
 import type { LiveState } from '../live.js';
 import type { GitHubClient } from '../octokit.js';
 import type { Logger } from '../post.js';
@@ -23,6 +26,14 @@ export interface Inputs {
   truncated: boolean;
   /** The post-change files (fetched up front, or the Action's checkout). */
   readFile: FileReader;
+  /**
+   * The project index's reader (#15): the files the changed ones import or include, from the
+   * Action's checkout, or the head commit in at most 2 GraphQL queries with blobs cached by SHA
+   * across pushes (src/github/index-reader.ts).
+   */
+  readFiles: BatchReader;
+  /** The App's index reader, for its request and cache figures in the log (null: the Action). */
+  indexReader: GitHubIndexReader | null;
   /** Files the review cannot use, with the reason (too large, binary): data beside the diff, not written into it. */
   skipped: ReadonlyMap<string, string>;
   /** Files that could not be read (reviewed from their hunks instead). */
@@ -130,11 +141,12 @@ export async function loadInputs(job: ReviewJob, live: LiveState | null, checks:
   const withCompile = job.compile === true && config.compile.enabled;
   if (job.readFile) {
     log.info({ files: listed.files.length, fetched: 0, calls: 0 }, 'read the pull request');
-    return { kind: 'inputs', inputs: { config, baseline, diff, truncated: listed.truncated, readFile: job.readFile, skipped: new Map(), errors: [] } };
+    return { kind: 'inputs', inputs: { config, baseline, diff, truncated: listed.truncated, readFile: job.readFile, readFiles: batchReaderOf(job.readFile), indexReader: null, skipped: new Map(), errors: [] } };
   }
   const contents = await fetchContents(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, paths, maxBytes: config.limits.maxFileBytes, expectBytes: live?.size ? live.size.lines * 80 : undefined });
   const skipped = new Map([...contents.skipped].map(([p, s]) => [p, s.reason]));
   log.info({ files: listed.files.length, fetched: contents.texts.size, calls: contents.calls }, 'read the pull request');
   const readFile: FileReader = async (p) => contents.texts.get(p) ?? (withCompile && !skipped.has(p) ? await readAtHead(octokit, e, p, config.limits.maxFileBytes) : null);
-  return { kind: 'inputs', inputs: { config, baseline, diff, truncated: listed.truncated, readFile, skipped, errors: contents.errors } };
+  const indexReader = githubIndexReader(octokit, { owner: e.owner, repo: e.repo, sha: e.headSha, number: e.number, maxFileBytes: config.limits.maxFileBytes });
+  return { kind: 'inputs', inputs: { config, baseline, diff, truncated: listed.truncated, readFile, readFiles: indexReader, indexReader, skipped, errors: contents.errors } };
 }

@@ -4,6 +4,7 @@ import type { FileReport } from '../../core/types.js';
 import type { CheckDef } from '../../engine/check.js';
 import { review, type ReviewOutput } from '../../review/pipeline.js';
 import { MAX_PR_FILES } from '../pr-diff.js';
+import { indexNote } from '../../index/note.js';
 import type { ReviewJob } from '../job.js';
 import type { Inputs } from './load.js';
 
@@ -26,11 +27,16 @@ export async function reviewInputs(job: ReviewJob, inputs: Inputs, checks: reado
     scope: 'added',
     checks,
     readFile: inputs.readFile,
+    readFiles: inputs.readFiles,
     skipped: inputs.skipped,
     // The service picks the compiler (NVCC, default: nvcc on PATH), never the repository's config.
     compile: withCompile ? { settings: { ...config.compile, nvcc: process.env.NVCC ?? 'nvcc' } } : undefined,
   });
   out.result.errors.push(...inputs.errors);
+  const { indexReader } = inputs;
+  if (out.result.index) job.log.info({ index: out.result.index, requests: indexReader?.requests() ?? 0, cachedBlobs: indexReader?.cached() ?? 0 }, 'project index');
+  const indexStopped = indexNote(out.result.index);
+  if (indexStopped) out.result.errors.push({ message: indexStopped });
   let baselined = 0;
   if (baseline) {
     const kept = applyBaseline(out.result.findings, baseline);
