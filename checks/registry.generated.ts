@@ -159,6 +159,7 @@ import syncDebugPrintDeviceArray from './sync/debug-print-device-array/check.js'
 import syncDefaultStreamLaunchInLibrary from './sync/default-stream-launch-in-library/check.js';
 import syncDeviceSyncInLibrary from './sync/device-sync-in-library/check.js';
 import syncHostSyncForStreamOrder from './sync/host-sync-for-stream-order/check.js';
+import syncHostWaitInAllocator from './sync/host-wait-in-allocator/check.js';
 import syncLenViaHostCopy from './sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from './sync/malloc-free-in-hot-path/check.js';
 import syncMissingSyncBeforeHostRead from './sync/missing-sync-before-host-read/check.js';
@@ -331,6 +332,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncDefaultStreamLaunchInLibrary,
   syncDeviceSyncInLibrary,
   syncHostSyncForStreamOrder,
+  syncHostWaitInAllocator,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,
   syncMissingSyncBeforeHostRead,

@@ -160,6 +160,7 @@ export const RULE_IDS: readonly string[] = [
   'sync/default-stream-launch-in-library',
   'sync/device-sync-in-library',
   'sync/host-sync-for-stream-order',
+  'sync/host-wait-in-allocator',
   'sync/len-via-host-copy',
   'sync/malloc-free-in-hot-path',
   'sync/missing-sync-before-host-read',
