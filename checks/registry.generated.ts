@@ -10,6 +10,7 @@ import hostDeviceNumpyOnDeviceArray from './host-device/numpy-on-device-array/ch
 import hostDevicePythonLoopOverDeviceArray from './host-device/python-loop-over-device-array/check.js';
 import hostDeviceRoundtripCopy from './host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from './host-device/sequential-get-for-totals/check.js';
+import hostDeviceUncachedDevicePropertiesQuery from './host-device/uncached-device-properties-query/check.js';
 import kernelAosCoordinates from './kernel/aos-coordinates/check.js';
 import kernelCappedGridWithoutGridStride from './kernel/capped-grid-without-grid-stride/check.js';
 import kernelContendedAtomicWithoutWarpAggregation from './kernel/contended-atomic-without-warp-aggregation/check.js';
@@ -183,6 +184,7 @@ export const CHECKS: readonly CheckDef[] = [
   hostDevicePythonLoopOverDeviceArray,
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
+  hostDeviceUncachedDevicePropertiesQuery,
   kernelAosCoordinates,
   kernelCappedGridWithoutGridStride,
   kernelContendedAtomicWithoutWarpAggregation,

@@ -11,6 +11,7 @@ export const RULE_IDS: readonly string[] = [
   'host-device/python-loop-over-device-array',
   'host-device/roundtrip-copy',
   'host-device/sequential-get-for-totals',
+  'host-device/uncached-device-properties-query',
   'kernel/aos-coordinates',
   'kernel/capped-grid-without-grid-stride',
   'kernel/contended-atomic-without-warp-aggregation',
