@@ -10,6 +10,7 @@ import hostDeviceNumpyOnDeviceArray from './host-device/numpy-on-device-array/ch
 import hostDevicePythonLoopOverDeviceArray from './host-device/python-loop-over-device-array/check.js';
 import hostDeviceRoundtripCopy from './host-device/roundtrip-copy/check.js';
 import hostDeviceSequentialGetForTotals from './host-device/sequential-get-for-totals/check.js';
+import hostDeviceUncachedDevicePropertiesQuery from './host-device/uncached-device-properties-query/check.js';
 import kernelAosCoordinates from './kernel/aos-coordinates/check.js';
 import kernelCappedGridWithoutGridStride from './kernel/capped-grid-without-grid-stride/check.js';
 import kernelContendedAtomicWithoutWarpAggregation from './kernel/contended-atomic-without-warp-aggregation/check.js';
@@ -159,6 +160,7 @@ import syncDebugPrintDeviceArray from './sync/debug-print-device-array/check.js'
 import syncDefaultStreamLaunchInLibrary from './sync/default-stream-launch-in-library/check.js';
 import syncDeviceSyncInLibrary from './sync/device-sync-in-library/check.js';
 import syncHostSyncForStreamOrder from './sync/host-sync-for-stream-order/check.js';
+import syncHostWaitInAllocator from './sync/host-wait-in-allocator/check.js';
 import syncLenViaHostCopy from './sync/len-via-host-copy/check.js';
 import syncMallocFreeInHotPath from './sync/malloc-free-in-hot-path/check.js';
 import syncMissingSyncBeforeHostRead from './sync/missing-sync-before-host-read/check.js';
@@ -182,6 +184,7 @@ export const CHECKS: readonly CheckDef[] = [
   hostDevicePythonLoopOverDeviceArray,
   hostDeviceRoundtripCopy,
   hostDeviceSequentialGetForTotals,
+  hostDeviceUncachedDevicePropertiesQuery,
   kernelAosCoordinates,
   kernelCappedGridWithoutGridStride,
   kernelContendedAtomicWithoutWarpAggregation,
@@ -331,6 +334,7 @@ export const CHECKS: readonly CheckDef[] = [
   syncDefaultStreamLaunchInLibrary,
   syncDeviceSyncInLibrary,
   syncHostSyncForStreamOrder,
+  syncHostWaitInAllocator,
   syncLenViaHostCopy,
   syncMallocFreeInHotPath,
   syncMissingSyncBeforeHostRead,
