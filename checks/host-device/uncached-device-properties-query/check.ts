@@ -99,7 +99,7 @@ export default defineCheck({
   confidence: 'medium',
   languages: ['cuda', 'python'],
   status: 'preview',
-  citation: '(derived) development corpus rows tcnn-07, tcnn-08; measured on an NVIDIA H200 (CuPy getDeviceProperties 1.22 ms per call, deviceGetAttribute 0.15 µs)',
+  citation: 'derived from real fixes (corpus tcnn-07, tcnn-08); measured on an NVIDIA H200 (CuPy getDeviceProperties 1.22 ms per call, deviceGetAttribute 0.15 µs)',
   summary: 'Full device-properties query (cudaGetDeviceProperties / CuPy runtime.getDeviceProperties) on every call of a hot path or of a property getter, where one attribute query or a per-device cache would do.',
   why: '`cudaGetDeviceProperties` fills the whole `cudaDeviceProp` struct, dozens of fields, some of which need driver round trips (clock rates, PCI data, memory sizes): it costs milliseconds, not microseconds (CuPy\'s `runtime.getDeviceProperties` measured 1.22 ms per call on an H200, `runtime.deviceGetAttribute` 0.15 µs, about 8,000× less). A getter that re-queries it for one field (`props.major`, `props.sharedMemPerBlockOptin`), called before every launch, puts that cost on every launch.',
   messages: {
